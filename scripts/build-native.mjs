@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// Builds the addon (llama.cpp + ggml statically linked into build/Release/llama_dialog.node) with cmake-js.
+// Incremental: a second run only recompiles what changed.
+//
+// Environment switches (all optional):
+//   LLAMA_CPP_DIR=/path          use your own llama.cpp checkout instead of the pinned one
+//   LLAMA_DIALOG_CUDA=1          GGML_CUDA=ON      LLAMA_DIALOG_VULKAN=1  GGML_VULKAN=ON
+//   LLAMA_DIALOG_METAL=1|0       GGML_METAL (on by default on macOS by ggml itself)
+//   LLAMA_DIALOG_PORTABLE=1      GGML_NATIVE=OFF (what published prebuilds use: no -march=native)
+//   LLAMA_DIALOG_BUILD_BENCH=1   also build llama-bench from the same source (npm run bench:engine does this)
+//   LLAMA_DIALOG_JOBS=N          parallel compile jobs (default: CPU count)
+//   LLAMA_DIALOG_CMAKE_ARGS="-DX=Y ..."  extra CMake definitions
+import { spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureLlamaCppSource } from './fetch-llama-cpp.mjs';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+export function cmakeDefinitions(env = process.env) {
+  const defs = {};
+  const on = (v) => v === '1' || v === 'ON' || v === 'on' || v === 'true';
+  if (on(env.LLAMA_DIALOG_CUDA)) defs.GGML_CUDA = 'ON';
+  if (on(env.LLAMA_DIALOG_VULKAN)) defs.GGML_VULKAN = 'ON';
+  if (env.LLAMA_DIALOG_METAL !== undefined) defs.GGML_METAL = on(env.LLAMA_DIALOG_METAL) ? 'ON' : 'OFF';
+  defs.GGML_NATIVE = on(env.LLAMA_DIALOG_PORTABLE) ? 'OFF' : 'ON';
+  if (on(env.LLAMA_DIALOG_BUILD_BENCH)) defs.LLAMA_DIALOG_BUILD_BENCH = 'ON';
+  for (const arg of (env.LLAMA_DIALOG_CMAKE_ARGS ?? '').split(/\s+/).filter(Boolean)) {
+    const m = /^-D([^=]+)=(.*)$/.exec(arg);
+    if (!m) throw new Error(`LLAMA_DIALOG_CMAKE_ARGS: expected -DNAME=VALUE, got ${arg}`);
+    defs[m[1]] = m[2];
+  }
+  return defs;
+}
+
+export function buildNative({ target } = {}) {
+  const llamaDir = ensureLlamaCppSource();
+  const defs = { ...cmakeDefinitions(), LLAMA_CPP_DIR: llamaDir };
+  const jobs = process.env.LLAMA_DIALOG_JOBS ?? String(availableParallelism());
+  const args = [join(root, 'node_modules', 'cmake-js', 'bin', 'cmake-js'), 'build', '--parallel', jobs, '--log-level', 'warn'];
+  if (target) args.push('--target', target);
+  for (const [k, v] of Object.entries(defs)) args.push(`--CD${k}=${v}`);
+  console.error(`[llama-dialog] building native addon (${Object.entries(defs).map(([k, v]) => `${k}=${v}`).join(' ')})`);
+  const started = Date.now();
+  const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+  if (result.status !== 0) {
+    throw new Error(`native build failed (exit ${result.status}); fix the error above and run \`npm run build:native\` again`);
+  }
+  console.error(`[llama-dialog] native build done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    buildNative({ target: process.argv[2] });
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * Typed errors with stable numeric codes (SPEC §8). Every error the package throws on purpose is a
+ * {@link LlamaDialogError}; `code` and `name` never change between releases, `message` says what to fix.
+ */
+export const ErrorCode = {
+  ServerShuttingDown: 2001,
+  SessionNotReady: 2002,
+  SessionAlreadyExists: 2003,
+  InvalidAgentId: 3001,
+  AgentAlreadyDestroyed: 3002,
+  GraphCompilationFailed: 3003,
+  AgentBusy: 3004,
+  UnknownNode: 3005,
+  ParamNotMutable: 3006,
+  InvalidParamValue: 3007,
+  InvalidExitTarget: 3008,
+  AgentNotPaused: 3012,
+  InferenceFailed: 4001,
+  InferenceTimeout: 4002,
+  MaxStepsExceeded: 4003,
+  ContextOverflow: 4004,
+  ModelLoadFailed: 4005,
+  // Engine-level codes, beyond the reference server's list: each names one thing a caller did wrong.
+  InvalidArgument: 4010,
+  InvalidToken: 4011,
+  ContextBusy: 4012,
+  ObjectDisposed: 4013,
+  Aborted: 4014,
+  VocabOnlyModel: 4015,
+  StateMismatch: 4016,
+  TemplateRenderFailed: 4017,
+  InputTooLong: 4018,
+  InvalidSnapshot: 4019,
+  NativeBinaryMissing: 4020,
+  MalformedMessage: 5001,
+  UnknownMessageType: 5002,
+  FrameTooLarge: 5003,
+  ProtocolVersionMismatch: 5004,
+} as const;
+
+export type ErrorName = keyof typeof ErrorCode;
+export type ErrorCodeValue = (typeof ErrorCode)[ErrorName];
+
+const nameByCode = new Map<number, ErrorName>(
+  Object.entries(ErrorCode).map(([name, code]) => [code, name as ErrorName]),
+);
+
+/** The one error class of the package. `code` is stable; `errorName` is the SPEC name of that code. */
+export class LlamaDialogError extends Error {
+  readonly code: ErrorCodeValue;
+  readonly errorName: ErrorName;
+
+  constructor(errorName: ErrorName, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = `LlamaDialogError[${errorName}]`;
+    this.errorName = errorName;
+    this.code = ErrorCode[errorName];
+  }
+
+  /** Error for a numeric code coming from the native side (unknown codes become InferenceFailed). */
+  static fromCode(code: number, message: string, cause?: unknown): LlamaDialogError {
+    return new LlamaDialogError(nameByCode.get(code) ?? 'InferenceFailed', message, { cause });
+  }
+}
+
+/** True when `error` is a {@link LlamaDialogError} with the given name. */
+export function isLlamaDialogError(error: unknown, errorName?: ErrorName): error is LlamaDialogError {
+  return error instanceof LlamaDialogError && (errorName === undefined || error.errorName === errorName);
+}
