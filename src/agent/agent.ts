@@ -296,10 +296,11 @@ export class Agent {
       await Promise.resolve();
       scope = this.dialog.beginTurn(turn.text, slots);
       const runScope = scope;
-      steps = await executeGraph({
+      await executeGraph({
         graph: this.graph,
         signal,
         runNode: async (nodeName, step) => {
+          steps = step;
           const compiled = this.graph.nodes.get(nodeName) as CompiledNode;
           const node = this.nodes.get(nodeName) as GraphNode;
           const recorder = new NodeDiagnosticsRecorder(this.options.enableDiagnostics, {
