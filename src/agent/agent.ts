@@ -7,7 +7,10 @@ import { PauseTimedOutSignal } from '../graph/pause-timed-out.js';
 import { describeFirstIssue } from '../graph/zod-issue.js';
 import { NodeDiagnosticsRecorder } from '../diag/node-diagnostics-recorder.js';
 import type { NodeDiagnostics, TurnDiagnostics } from '../diag/turn-diagnostics.js';
-import type { AgentDialog } from './agent-dialog.js';
+import { Dialog as DialogClass, type Dialog } from '../dialog/dialog.js';
+import type { DialogSnapshot, InteractionInput } from '../dialog/dialog-snapshot.js';
+import type { Interaction } from '../dialog/interaction.js';
+import { promptKitFor } from './model-prompt-kit.js';
 import type { ResolvedAgentOptions } from './agent-options.js';
 import type { AgentState } from './agent-state.js';
 import { AgentVariables, type VariableValue } from './agent-variables.js';
@@ -16,7 +19,6 @@ import type { NodeContextSlot } from './node-context-slot.js';
 import type { RuntimeSettings } from './runtime-settings.js';
 import { Turn } from './turn.js';
 import type { TurnCompleteEvent, TurnEvent, TurnStatus } from './turn-events.js';
-import type { TurnScope } from './turn-scope.js';
 
 /** Options of one `sendMessage` call. */
 export interface SendMessageOptions {
@@ -45,7 +47,7 @@ export interface AgentParts {
   options: ResolvedAgentOptions;
   settings: RuntimeSettings;
   variables: AgentVariables;
-  dialog: AgentDialog;
+  dialog: Dialog;
   random: () => number;
   onDestroyed: (agent: Agent) => void;
 }
@@ -64,7 +66,7 @@ export class Agent {
   private readonly options: ResolvedAgentOptions;
   private readonly settings: RuntimeSettings;
   private readonly variableStore: AgentVariables;
-  private readonly dialog: AgentDialog;
+  private readonly dialog: Dialog;
   private readonly random: () => number;
   private readonly onDestroyed: (agent: Agent) => void;
   private readonly currentParams = new Map<string, Readonly<Record<string, unknown>>>();
@@ -114,10 +116,11 @@ export class Agent {
       throw new LlamaDialogError('AgentBusy', `agent ${this.id} is ${this.currentState}: wait for TurnComplete first`);
     }
     if (typeof text !== 'string') throw new LlamaDialogError('InvalidArgument', 'sendMessage: text must be a string');
-    if (text.length > this.settings.maxInputLength) {
+    const limits = this.dialog.limits;
+    if (text.length > limits.maxUserLineChars) {
       throw new LlamaDialogError(
         'InputTooLong',
-        `sendMessage: the line has ${text.length} characters; the limit is ${this.settings.maxInputLength}`,
+        `sendMessage: the line has ${text.length} characters; the limit is ${limits.maxUserLineChars}`,
       );
     }
     const slots = options.slots ?? {};
@@ -125,8 +128,8 @@ export class Agent {
       throw new LlamaDialogError('InvalidArgument', 'sendMessage: slots must map names to strings');
     }
     for (const [name, value] of Object.entries(slots)) {
-      if (value.length > this.settings.maxInputLength) {
-        throw new LlamaDialogError('InputTooLong', `sendMessage: slot "${name}" exceeds ${this.settings.maxInputLength} characters`);
+      if (value.length > limits.maxSlotChars) {
+        throw new LlamaDialogError('InputTooLong', `sendMessage: slot "${name}" exceeds ${limits.maxSlotChars} characters`);
       }
     }
     this.turnCounter += 1;
@@ -230,6 +233,77 @@ export class Agent {
     await Promise.all([...this.slots.values()].map((slot) => slot.release()));
   }
 
+  /** Every turn so far, oldest first (read-only view of the dialog). */
+  get history(): readonly Readonly<Interaction>[] {
+    return this.dialog.interactions;
+  }
+
+  /**
+   * A versioned JSON snapshot of the dialog and the agent's variables, for a save game. Allowed while Idle.
+   * @throws LlamaDialogError AgentBusy unless Idle; AgentAlreadyDestroyed.
+   */
+  exportDialog(): DialogSnapshot {
+    this.assertIdle('exportDialog');
+    return this.dialog.toSnapshot(this.variableStore.toObject());
+  }
+
+  /**
+   * Replaces the dialog and variables with a snapshot (object or JSON text) while Idle. Everything is validated
+   * first: a bad snapshot leaves the agent unchanged. Node caches re-read once (prefix matching).
+   * @throws LlamaDialogError InvalidSnapshot (malformed, unknown or mistyped variable); InputTooLong; AgentBusy.
+   */
+  importDialog(snapshot: unknown): void {
+    this.assertIdle('importDialog');
+    const { dialog: probe, variables } = DialogClass.fromSnapshot(snapshot, { limits: this.dialog.limits });
+    const checked = new AgentVariables(this.variableStore.toObject());
+    checked.replaceAll(variables as Record<string, VariableValue>);
+    this.dialog.seed(probe.interactions);
+    this.variableStore.replaceAll(variables as Record<string, VariableValue>);
+    this.noteHistoryEdited();
+  }
+
+  /**
+   * Replaces the whole history with the given turns (e.g. a scripted backstory) while Idle; validated first.
+   * @throws LlamaDialogError InvalidSnapshot; InputTooLong; AgentBusy.
+   */
+  seedHistory(turns: readonly InteractionInput[]): void {
+    this.assertIdle('seedHistory');
+    this.dialog.seed(turns);
+    this.noteHistoryEdited();
+  }
+
+  /**
+   * Edits an earlier turn while Idle: its user line and/or the text of its replies (by index).
+   * @throws LlamaDialogError InvalidArgument (no such turn or reply); InputTooLong; AgentBusy.
+   */
+  editTurn(turn: number, edit: { userLine?: string; replies?: Record<number, string> }): void {
+    this.assertIdle('editTurn');
+    const interaction = this.dialog.interactions[turn];
+    if (!Number.isInteger(turn) || !interaction) {
+      throw new LlamaDialogError('InvalidArgument', `editTurn: turn ${turn} does not exist (dialog has ${this.dialog.length})`);
+    }
+    const replies = Object.entries(edit.replies ?? {}).map(([index, text]) => [Number(index), text] as const);
+    for (const [index, text] of replies) {
+      if (!interaction.replies[index]) throw new LlamaDialogError('InvalidArgument', `editTurn: turn ${turn} has no reply ${index}`);
+      if (typeof text !== 'string' || text.length > this.dialog.limits.maxItemChars) {
+        throw new LlamaDialogError('InvalidArgument', `editTurn: reply ${index} must be a string of at most ${this.dialog.limits.maxItemChars} characters`);
+      }
+    }
+    if (edit.userLine !== undefined) this.dialog.editUserLine(turn, edit.userLine);
+    for (const [index, text] of replies) this.dialog.editReplyText(turn, index, text);
+    this.noteHistoryEdited();
+  }
+
+  /**
+   * Removes turn `fromTurn` and every later turn while Idle.
+   * @throws LlamaDialogError InvalidArgument; AgentBusy.
+   */
+  truncateHistory(fromTurn: number): void {
+    this.assertIdle('truncateHistory');
+    this.dialog.truncate(fromTurn);
+    this.noteHistoryEdited();
+  }
+
   /** True for a node whose KV cache currently holds memory. */
   isCacheAllocated(nodeName: string): boolean {
     return this.slots.get(nodeName)?.allocated ?? false;
@@ -241,11 +315,6 @@ export class Agent {
   async destroy(): Promise<void> {
     this.destroying ??= this.doDestroy();
     return this.destroying;
-  }
-
-  /** @internal For the agent's dialog adapter and snapshot code. */
-  get dialogStore(): AgentDialog {
-    return this.dialog;
   }
 
   /** @internal Throws unless the agent is idle (dialog edits, snapshots, cache release). */
@@ -287,15 +356,15 @@ export class Agent {
     let error: LlamaDialogError | undefined;
     let latestPartial = '';
     let latestNode = '';
-    let scope: TurnScope | undefined;
+    let interaction: Readonly<Interaction> | undefined;
 
     const emit = (event: TurnEvent): void => turn.push(event);
 
     try {
       // Yield once so that sendMessage returns (and the caller can start iterating) before any event is produced.
       await Promise.resolve();
-      scope = this.dialog.beginTurn(turn.text, slots);
-      const runScope = scope;
+      const current = this.dialog.beginTurn(turn.text, { slots });
+      interaction = current;
       await executeGraph({
         graph: this.graph,
         signal,
@@ -322,7 +391,9 @@ export class Agent {
               maxInputLength: this.settings.maxInputLength,
             },
             variables: this.variableStore,
-            turn: runScope,
+            dialog: this.dialog,
+            turn: current,
+            input: (slotName) => (slotName === undefined || slotName === null ? current.userLine : current.slots[slotName]),
             diagnostics: recorder,
             inference: () => (inference ??= this.inferenceFor(nodeName, signal)),
             emitAnswer: (text, isDelta) => {
@@ -375,16 +446,18 @@ export class Agent {
             });
       }
     }
-    if (scope) this.dialog.endTurn(scope, status);
+    if (interaction && this.dialog.current === interaction) this.dialog.endTurn();
 
-    const finalText = scope?.latestReplyText ?? latestPartial;
-    emit({ type: 'answerText', node: scope?.latestReplyText !== undefined || latestPartial ? latestNode : '', text: finalText, isDelta: false, isFinal: true });
+    const lastReply = interaction?.replies.at(-1);
+    const finalText = lastReply ? lastReply.text : latestPartial;
+    const finalNode = lastReply ? lastReply.node : latestPartial ? latestNode : '';
+    emit({ type: 'answerText', node: finalNode, text: finalText, isDelta: false, isFinal: true });
 
     let diagnostics: TurnDiagnostics | undefined;
     if (this.options.enableDiagnostics) {
       diagnostics = {
         agentId: this.id,
-        turn: scope?.index ?? turn.index,
+        turn: interaction?.turn ?? -1,
         userText: turn.text,
         status,
         startedAt,
@@ -441,6 +514,8 @@ export class Agent {
     const facts = slot.takeCacheFacts();
     return {
       model: slot.lease.model,
+      modelId: slot.lease.path,
+      prompts: promptKitFor(slot.lease.model),
       contextSize: slot.contextSize,
       cacheFacts: facts,
       run: (job) =>

@@ -40,6 +40,8 @@ interface RegistryEntry {
  */
 export interface ModelLease {
   readonly name: string;
+  /** Resolved file path: the model's identity. */
+  readonly path: string;
   readonly model: RuntimeModel;
   readonly scheduler: ModelScheduler;
   release(): Promise<void>;
@@ -100,6 +102,7 @@ export class ModelRegistry {
     let released = false;
     return {
       name: entry.name,
+      path: entry.path,
       model,
       scheduler: entry.scheduler,
       release: async () => {

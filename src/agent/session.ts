@@ -6,13 +6,14 @@ import type { GraphNode, NodeDefinition } from '../graph/node-definition.js';
 import { nodeCatalog } from '../graph/node-catalog.js';
 import { describeFirstIssue } from '../graph/zod-issue.js';
 import { Agent } from './agent.js';
-import type { AgentDialog } from './agent-dialog.js';
+import { Dialog } from '../dialog/dialog.js';
 import { parseAgentOptions, type AgentOptions, type ResolvedAgentOptions } from './agent-options.js';
 import { AgentVariables } from './agent-variables.js';
 import { engineModelLoader } from './default-model-loader.js';
 import { ModelRegistry, type LoadedModelStatus, type ModelCatalogEntry, type ModelLease } from './model-registry.js';
 import type { ModelLoader } from './model-port.js';
 import { NodeContextSlot } from './node-context-slot.js';
+import { promptKitFor } from './model-prompt-kit.js';
 import { defaultRuntimeSettings, type RuntimeSettings } from './runtime-settings.js';
 import type { StringStorage } from './string-storage.js';
 
@@ -36,8 +37,6 @@ export interface SessionHostOptions extends Partial<RuntimeSettings> {
   nodeTypes?: ReadonlyMap<string, NodeDefinition>;
   /** Random source for nodes that choose at random (default Math.random). */
   random?: () => number;
-  /** Builds each agent's dialog store. @internal until the dialog layer is wired in. */
-  createDialog?: (agentId: string) => AgentDialog;
 }
 
 let sharedRegistry: ModelRegistry | undefined;
@@ -62,7 +61,6 @@ export class Session {
   private readonly settings: RuntimeSettings;
   private readonly nodeTypes: ReadonlyMap<string, NodeDefinition>;
   private readonly random: () => number;
-  private readonly createDialog: ((agentId: string) => AgentDialog) | undefined;
   private readonly agents = new Map<string, Agent>();
   private readonly storages = new Map<string, StringStorage>();
   private readonly modelHolds = new Map<string, ModelLease>();
@@ -78,7 +76,6 @@ export class Session {
     };
     this.nodeTypes = host.nodeTypes ?? nodeCatalog;
     this.random = host.random ?? Math.random;
-    this.createDialog = host.createDialog;
   }
 
   /** True between `create()` and `close()`. */
@@ -157,8 +154,7 @@ export class Session {
       const id = `agent-${this.agentCounter}`;
       const nodes = new Map<string, GraphNode>();
       for (const node of graph.nodes.values()) nodes.set(node.name, node.definition.create(node));
-      const dialog = this.createDialog?.(id);
-      if (!dialog) throw new LlamaDialogError('InvalidArgument', 'no dialog store configured');
+      const dialog = new Dialog({ limits: { maxUserLineChars: this.settings.maxInputLength, maxSlotChars: this.settings.maxInputLength } });
       const agent = new Agent({
         id,
         graph,
@@ -342,6 +338,8 @@ export class Session {
         variables,
         inference: {
           model: slot.lease.model,
+          modelId: slot.lease.path,
+          prompts: promptKitFor(slot.lease.model),
           contextSize: slot.contextSize,
           cacheFacts: slot.takeCacheFacts(),
           run: (job) => slot.lease.scheduler.run(async () => job(await slot.get())),

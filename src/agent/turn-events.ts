@@ -18,8 +18,9 @@ export interface AnswerTextEvent {
   isFinal: boolean;
 }
 
-/** How a recorded tool call is kept in history and whether it pauses the turn (SPEC §5.3). */
-export type ToolCallDisposition = 'Omit' | 'Replay' | 'Pause' | 'PauseAndAcknowledge' | 'AwaitResult';
+import type { ToolCallDisposition } from '../dialog/interaction.js';
+
+export type { ToolCallDisposition };
 
 /** A tool call the model asked for. Invalid calls (bad JSON, unknown tool, arguments failing the schema) are reported too. */
 export interface ToolCallEvent {

@@ -1,4 +1,7 @@
+import type { Dialog } from '../dialog/dialog.js';
+import type { Interaction } from '../dialog/interaction.js';
 import type { InferenceContext } from '../engine/types.js';
+import type { ModelPromptKit } from '../agent/model-prompt-kit.js';
 import type { AgentVariables } from '../agent/agent-variables.js';
 import type { RuntimeModel } from '../agent/model-port.js';
 import type { ToolCallDisposition, ToolCallEvent } from '../agent/turn-events.js';
@@ -21,6 +24,10 @@ export interface PauseRequest {
  */
 export interface NodeInference {
   readonly model: RuntimeModel;
+  /** Identity of the model (its resolved file path): replies carry it so their token ids can be replayed. */
+  readonly modelId: string;
+  /** Chat template renderer and token cache shared by the nodes of this model. */
+  readonly prompts: ModelPromptKit;
   /** Resolved context size (tokens). */
   readonly contextSize: number;
   /** Waits for the model, then runs `job` on this node's context. */
@@ -61,7 +68,12 @@ export interface NodeRunContext {
   readonly signal: AbortSignal;
   readonly settings: AgentSettings;
   readonly variables: AgentVariables;
-  readonly turn: import('../agent/turn-scope.js').TurnScope;
+  /** The agent's dialog; its current (last) interaction is this turn. Nodes record replies, calls, etc. in it. */
+  readonly dialog: Dialog;
+  /** This turn's interaction (read-only view; mutate through `dialog`). */
+  readonly turn: Readonly<Interaction>;
+  /** The text a node answers: the user's line, or the named input slot (undefined when that slot is not set). */
+  input(slotName?: string | null): string | undefined;
   /** Diagnostics of this node step (no-op when diagnostics are off). */
   readonly diagnostics: NodeDiagnosticsRecorder;
   /** The node's model and cache. @throws when the node type does not use a model. */

@@ -9,7 +9,6 @@ import { nodeCatalog } from '../../src/graph/node-catalog.js';
 import type { TurnEvent } from '../../src/agent/turn-events.js';
 import type { Turn } from '../../src/agent/turn.js';
 import { FakeModel } from './agent-fake-model.js';
-import { FakeDialog } from './agent-fake-dialog.js';
 
 /**
  * Test-only node: generates a reply to the user's line as the whole prompt (no projection), streaming it.
@@ -32,7 +31,7 @@ export const echoNode = defineNode({
     async execute(run) {
       const params = run.params as { maxTokens: number; prefix: string };
       const inference = run.inference();
-      const prompt = inference.model.tokenize(params.prefix + run.turn.userText);
+      const prompt = inference.model.tokenize(params.prefix + run.turn.userLine);
       const result = await inference.run((context) =>
         context.generate({
           prompt,
@@ -42,7 +41,7 @@ export const echoNode = defineNode({
         }),
       );
       run.addTokensGenerated(result.tokens.length);
-      run.turn.addReply({ node: node.name, text: result.text, tokens: result.tokens, historyRole: 'Assistant' });
+      run.dialog.addReply({ node: node.name, text: result.text, tokens: result.tokens, historyRole: 'Assistant', model: inference.modelId });
       return 'default';
     },
     async prefill({ params, inference }) {
@@ -70,7 +69,6 @@ export interface Harness {
   session: Session;
   registry: ModelRegistry;
   models: Map<string, FakeModel>;
-  dialogs: Map<string, FakeDialog>;
   loads: string[];
 }
 
@@ -89,19 +87,13 @@ export function createHarness(names: string[] = ['m1'], host: Partial<SessionHos
     },
     catalog: Object.fromEntries(names.map((name) => [name, { path: files[name] as string, pinned: pinned.includes(name) }])),
   });
-  const dialogs = new Map<string, FakeDialog>();
   const session = new Session({
     registry,
     nodeTypes: testCatalog,
-    createDialog: (id) => {
-      const dialog = new FakeDialog();
-      dialogs.set(id, dialog);
-      return dialog;
-    },
     ...host,
   });
   session.create({ gameName: 'test' });
-  return { session, registry, models, dialogs, loads };
+  return { session, registry, models, loads };
 }
 
 /** Collects every event of a turn. */

@@ -4,7 +4,6 @@ import { Session, createSession } from '../../src/agent/session.js';
 import { ModelRegistry } from '../../src/agent/model-registry.js';
 import { deferred } from './agent-fake-model.js';
 import { createHarness, echoGraph, fakeModelFiles, testCatalog } from './agent-test-kit.js';
-import { FakeDialog } from './agent-fake-dialog.js';
 
 async function rejection(promise: Promise<unknown>): Promise<LlamaDialogError> {
   try {
@@ -102,7 +101,6 @@ describe('session lifecycle', () => {
     const broken = new Session({
       registry: new ModelRegistry({ loader: async () => Promise.reject(new Error('not a GGUF')), catalog: { broken: { path: files.broken! } } }),
       nodeTypes: testCatalog,
-      createDialog: () => new FakeDialog(),
     }).create({ gameName: 'g' });
     const loadFailed = await rejection(broken.createAgent({ graph: echoGraph(), defaultModel: 'broken' }));
     expect(loadFailed.errorName).toBe('ModelLoadFailed');

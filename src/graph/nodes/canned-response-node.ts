@@ -23,7 +23,7 @@ class CannedResponseNode implements GraphNode {
     if (params.strategy === 'random') index = Math.min(count - 1, Math.floor(run.random() * count));
     else if (params.strategy === 'roundRobin') index = this.nextIndex++ % count;
     const text = params.strings[index] as string;
-    run.turn.addReply({ node: this.name, text, historyRole: params.historyRole });
+    run.dialog.addReply({ node: this.name, text, historyRole: params.historyRole });
     run.emitAnswer(text, false);
     run.diagnostics.addData({ chosenIndex: index });
     run.diagnostics.setOutput({ text, tokens: 0, stopReason: 'canned' });

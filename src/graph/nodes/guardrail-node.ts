@@ -23,7 +23,7 @@ class GuardrailNode implements GraphNode {
   async execute(run: NodeRunContext): Promise<string> {
     const params = run.params as GuardrailParams;
     if (this.compiled?.params !== params) this.compiled = { params, regexps: compilePatterns(params.patterns) };
-    const text = run.turn.input(params.input) ?? '';
+    const text = run.input(params.input) ?? '';
     const index = this.compiled.regexps.findIndex((regexp) => regexp.test(text));
     if (index < 0) return 'notTriggered';
     run.emitNodeEvent('triggered', { pattern: params.patterns[index] });

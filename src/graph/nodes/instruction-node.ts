@@ -16,7 +16,7 @@ class InstructionNode implements GraphNode {
 
   async execute(run: NodeRunContext): Promise<string> {
     const params = run.params as InstructionParams;
-    run.turn.addInstruction(params.name, params.text);
+    run.dialog.addInstruction({ name: params.name, text: params.text, node: this.name });
     return 'default';
   }
 }
