@@ -1,38 +1,29 @@
 import type { CacheFacts } from '../graph/node-run-context.js';
+import type { ProjectionDiagnostics } from '../prompt/node-prompt-projector.js';
 import type { CacheMissCause, NodeCacheDiagnostics } from './turn-diagnostics.js';
 
-/** What a prompt projection reports that can explain a changed prefix. */
-export interface ProjectionFacts {
-  /** Turns dropped from this node's prompt during this projection. */
-  turnsTrimmed: number;
-  /** A summary newer than the one the node used last time is in the system message. */
-  newSummary: boolean;
-}
+/** Params whose change re-frames the prompt (the projector is rebuilt for them). */
+const TEMPLATE_PARAMS = ['template', 'placement', 'input'];
 
 /**
- * Explains a cache figure: a miss is reusing fewer tokens than the node expected to keep. Causes are listed from the
- * most to the least specific; `unknown` when none of the known facts applies.
+ * Explains a node's cache figures for one prompt: a miss is any turn where the KV cache could not keep the node's
+ * whole previous prompt + reply. Causes combine what the projector saw (trim, new summary, edited history, changed
+ * system prompt, ...) with what only the agent knows (the cache was released, params changed).
  */
 export function explainCache(
-  figures: { reused: number; evaluated: number; expectedReuse: number },
+  figures: { reused: number; evaluated: number },
+  projection: Pick<ProjectionDiagnostics, 'reusablePrefixTokens' | 'cacheMissCause'> | undefined,
   facts: CacheFacts,
-  projection: ProjectionFacts,
 ): NodeCacheDiagnostics {
-  const miss = figures.reused < figures.expectedReuse || (facts.firstUse && figures.evaluated > 0 && figures.reused === 0);
+  const expectedReuse = projection?.reusablePrefixTokens ?? 0;
   const causes: CacheMissCause[] = [];
-  if (miss) {
-    if (facts.firstUse) causes.push('firstTurn');
-    if (facts.released) causes.push('cacheReleased');
-    if (facts.historyEdited) causes.push('historyEdited');
-    if (facts.changedParams.includes('systemPrompt')) causes.push('systemPromptChanged');
-    if (facts.changedParams.includes('template') || facts.changedParams.includes('placement')) {
-      causes.push('templateChanged');
-    }
-    const otherParams = facts.changedParams.filter((p) => !['systemPrompt', 'template', 'placement'].includes(p));
-    if (otherParams.length > 0) causes.push('paramsChanged');
-    if (projection.newSummary) causes.push('newSummary');
-    if (projection.turnsTrimmed > 0) causes.push('trim');
-    if (causes.length === 0) causes.push('unknown');
-  }
-  return { ...figures, miss, causes };
+  if (facts.released) causes.push('cacheReleased');
+  const projected = projection?.cacheMissCause ?? null;
+  const templateChanged = facts.changedParams.some((param) => TEMPLATE_PARAMS.includes(param));
+  if (projected === 'firstTurn' && templateChanged && !facts.firstUse) causes.push('templateChanged');
+  else if (projected !== null) causes.push(projected);
+  else if (facts.firstUse && !projection) causes.push('firstTurn');
+  const miss = causes.length > 0 || figures.reused < expectedReuse;
+  if (miss && causes.length === 0) causes.push('unknown');
+  return { reused: figures.reused, evaluated: figures.evaluated, expectedReuse, miss, causes: [...new Set(causes)] };
 }

@@ -2,17 +2,14 @@
  * Per-turn diagnostics (SPEC §7): plain JSON, produced only when the agent has `enableDiagnostics`.
  */
 
-/** Why a node's KV cache could not reuse what it held. */
-export type CacheMissCause =
-  | 'firstTurn'
-  | 'cacheReleased'
-  | 'historyEdited'
-  | 'systemPromptChanged'
-  | 'templateChanged'
-  | 'paramsChanged'
-  | 'newSummary'
-  | 'trim'
-  | 'unknown';
+import type { CacheMissCause as ProjectionCacheMissCause } from '../prompt/node-prompt-projector.js';
+
+/**
+ * Why a node's KV cache could not reuse its previous prompt + reply: the projector's causes (firstTurn, trim,
+ * newSummary, systemPromptChanged, historyEdited, templateChanged, previousTurnNotReplayed) plus `cacheReleased`
+ * (releaseCache) and `unknown`.
+ */
+export type CacheMissCause = ProjectionCacheMissCause | 'cacheReleased' | 'unknown';
 
 /** One message of a prompt exactly as the model received it. */
 export interface PromptMessageDiagnostics {
@@ -27,12 +24,18 @@ export interface NodeInputDiagnostics {
   promptTokens: number;
   /** contextSize − maxTokens. */
   budget: number;
+  contextSize: number;
   turnsTrimmed: number;
-  /** Index (1-based turn number) of the earliest earlier turn in the prompt, null when none. */
+  /** Dialog turn (0-based) of the earliest earlier turn in the prompt, null when none. */
   firstTurnInPrompt: number | null;
-  summaryUsed: boolean;
-  /** Extra facts from the projector (segment cache used, whole-prompt fallback, ...). */
-  notes?: Record<string, unknown>;
+  historyTurnsInPrompt: number;
+  /** The summary appended to the system message, if any. */
+  summaryUsed: { node: string; coversThroughTurn: number; writtenInTurn: number } | null;
+  /** Chat template in use (e.g. `gguf`, `builtin:chatml`). */
+  template: string;
+  segmentCacheUsed: boolean;
+  /** True when the chat template is not prefix-stable and whole prompts are rendered. */
+  fallbackToWholePrompt: boolean;
 }
 
 export interface NodeCacheDiagnostics {
@@ -40,7 +43,7 @@ export interface NodeCacheDiagnostics {
   reused: number;
   /** Tokens decoded for this prompt. */
   evaluated: number;
-  /** Tokens the node expected to keep (what its cache held that is still meant to be a prefix). */
+  /** Tokens the node could have kept (its previous prompt + reply shared with this prompt; 0 on a first turn). */
   expectedReuse: number;
   miss: boolean;
   /** Likely causes, most specific first; empty when there was no miss. */
