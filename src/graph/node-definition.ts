@@ -43,6 +43,11 @@ export interface NodeDefinition<P extends Record<string, unknown> = Record<strin
   readonly structuralParams: readonly string[];
   /** True when the node runs inference (needs a model and owns a KV cache). */
   readonly usesModel: boolean;
+  /**
+   * True for nodes that run after the answer (Summarize): the turn's final answerText is sent before such a node
+   * starts, so the player does not wait for it.
+   */
+  readonly finalizesAnswer?: boolean;
   /** Extra semantic checks after the schema; returns the first problem or undefined. */
   check?(params: P, context: NodeCheckContext): string | undefined;
   /** Creates the node's per-agent instance (called once per agent). */
