@@ -319,7 +319,7 @@ export class Session {
           if (!isLlamaDialogError(error)) throw error;
           throw new LlamaDialogError(
             'GraphCompilationFailed',
-            `graph compilation failed: node "${node.name}" writes variable "${name}", but that variable "${name}" is not a string`,
+            `graph compilation failed: node "${node.name}" writes variable "${name}", which is declared with a type other than string`,
           );
         }
       }
