@@ -180,6 +180,23 @@ describe('classifier nodes', () => {
     expect(agent.variables.lastIntent).toBe('');
   });
 
+  it('routes to the winning intent’s own exit when it is wired, else to found', async () => {
+    const { session, models } = createHarness();
+    const graph = intentGraph();
+    (graph.nodes[0] as { exits: Record<string, string | null> }).exits.sell = 'sellDesk';
+    graph.nodes.push({ name: 'sellDesk', type: 'CannedResponse', params: { strings: ['show me the goods'], strategy: 'first' } });
+    const agent = await session.createAgent({ graph, defaultModel: 'm1' });
+    const model = models.get('m1')!;
+    model.score = (prompt) => (prompt.includes('sell my') ? [-5, 0, -5] : [0, -5, -5]);
+    expect((await collect(agent.sendMessage('I sell my axe'))).find((e) => e.type === 'answerText' && e.isFinal)).toMatchObject({
+      text: 'show me the goods',
+    });
+    expect((await collect(agent.sendMessage('I buy'))).find((e) => e.type === 'answerText' && e.isFinal)).toMatchObject({ text: 'found' });
+    await expect(
+      session.createAgent({ graph: { ...graph, nodes: [{ ...graph.nodes[0]!, exits: { refund: null } }] }, defaultModel: 'm1' }),
+    ).rejects.toMatchObject({ errorName: 'GraphCompilationFailed', message: expect.stringContaining('unknown exit "refund"') });
+  });
+
   it('ClassifyAttributesLLM writes each winning value to agent variables', async () => {
     const { session, models } = createHarness();
     const agent = await session.createAgent({

@@ -32,7 +32,10 @@ class ClassifyIntentNode implements GraphNode {
   readonly type = 'ClassifyIntentLLM';
   private readonly assembler = new ClassifierAssemblerHolder();
 
-  constructor(readonly name: string) {}
+  constructor(
+    readonly name: string,
+    private readonly routedIntents: ReadonlySet<string>,
+  ) {}
 
   async execute(run: NodeRunContext): Promise<string> {
     const params = run.params as ClassifyIntentParams;
@@ -60,28 +63,37 @@ class ClassifyIntentNode implements GraphNode {
     if (params.variable) run.variables.set(params.variable, winner?.id ?? '');
     if (!winner) return 'notFound';
     run.dialog.setSlot(INTENT_SLOT, winner.id);
-    return 'found';
+    return this.routedIntents.has(winner.id) ? winner.id : 'found';
   }
 }
 
 /**
  * Picks one intent by the model's next-token probabilities over letter labels (A, B, …): the best intent wins when
  * its probability (renormalized over the intents) ≥ threshold and it leads the runner-up by ≥ margin.
- * The winner goes to the turn's `intent` slot (and to `variable` when set).
+ * The winner goes to the turn's `intent` slot (and to `variable` when set). Exits: `found` / `notFound`, plus one
+ * exit per intent id: when the winner's own exit is wired to a node the turn goes there, otherwise to `found`.
  */
 export const classifyIntentNode = defineNode({
   type: 'ClassifyIntentLLM',
   paramsSchema,
   exits: ['found', 'notFound'],
+  extraExits: (params) => params.intents.map((intent) => intent.id),
   structuralParams: ['model', 'contextSize', 'intents'],
   usesModel: true,
   check(params) {
     const ids = new Set<string>();
     for (const intent of params.intents) {
       if (ids.has(intent.id)) return `duplicate intent id "${intent.id}"`;
+      if (intent.id === 'found' || intent.id === 'notFound') return `intent id "${intent.id}" is reserved for an exit`;
       ids.add(intent.id);
     }
     return undefined;
   },
-  create: (node) => new ClassifyIntentNode(node.name),
+  create: (node) =>
+    new ClassifyIntentNode(
+      node.name,
+      new Set(
+        (node.params as ClassifyIntentParams).intents.map((intent) => intent.id).filter((id) => node.exits[id] != null),
+      ),
+    ),
 });
