@@ -1,11 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Template } from '@huggingface/jinja';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isLlamaDialogError } from '../../src/errors.js';
 import { readGgufFile, type GgufFile } from '../../src/engine/gguf-reader.js';
-import { elementCount, GgmlType } from '../../src/engine/gguf-types.js';
+import { elementCount, GgmlType, type GgufMetadataValue } from '../../src/engine/gguf-types.js';
 import { GgufWriter } from '../../src/engine/gguf-writer.js';
 import {
   chatTemplateForVocabulary,
@@ -30,6 +30,28 @@ const conversation = [
 
 function render(template: string, extra: Record<string, unknown> = {}): string {
   return new Template(template).render({ messages: conversation, bos_token: '<BOS>', eos_token: '</s>', ...extra });
+}
+
+/**
+ * Exact equality of two metadata values, fast for vocabulary-sized arrays (deep equality over 10^5
+ * strings takes seconds): string arrays compare joined with NUL, typed arrays by their bytes.
+ */
+function expectSameValue(actual: GgufMetadataValue | undefined, expected: GgufMetadataValue, label: string): void {
+  expect(actual?.type, label).toBe(expected.type);
+  if (actual?.type !== 'array' || expected.type !== 'array') {
+    expect(actual, label).toEqual(expected);
+    return;
+  }
+  expect(actual.itemType, label).toBe(expected.itemType);
+  expect(actual.value.length, label).toBe(expected.value.length);
+  if (Array.isArray(actual.value) && Array.isArray(expected.value)) {
+    expect(actual.value.join('\0'), label).toBe(expected.value.join('\0'));
+  } else if (ArrayBuffer.isView(actual.value) && ArrayBuffer.isView(expected.value)) {
+    const bytes = (view: ArrayBufferView) => Buffer.from(view.buffer, view.byteOffset, view.byteLength);
+    expect(bytes(actual.value).equals(bytes(expected.value)), label).toBe(true);
+  } else {
+    expect(actual, label).toEqual(expected);
+  }
 }
 
 function tensorBytes(file: GgufFile, raw: Buffer, name: string): Buffer {
@@ -151,7 +173,7 @@ describe('writeSyntheticModel (tiny, llama-spm vocabulary)', () => {
   it('copies every tokenizer key of the vocabulary unchanged and adds a plain chat template', () => {
     const copied = [...vocab.metadata].filter(([key]) => key.startsWith('tokenizer.'));
     expect(copied.length).toBeGreaterThan(4);
-    for (const [key, value] of copied) expect(file.metadata.get(key), key).toEqual(value);
+    for (const [key, value] of copied) expectSameValue(file.metadata.get(key), value, key);
     expect(info.bos).toBe(vocab.metadata.get('tokenizer.ggml.bos_token_id')?.value);
     expect(info.eos).toBe(vocab.metadata.get('tokenizer.ggml.eos_token_id')?.value);
     expect(info.chatTemplateKind).toBe('plain');
@@ -192,7 +214,7 @@ describe('writeSyntheticModel with other vocabularies', () => {
   it('copies the Llama 3 tokenizer (llama-bpe) and adds a Llama 3 template with its end-of-turn id', async () => {
     const [model, vocab] = await Promise.all([ensureTestModel('tiny', 'llama-bpe').then(readGgufFile), readGgufFile(vocabPath('llama-bpe'))]);
     for (const [key, value] of vocab.metadata) {
-      if (key.startsWith('tokenizer.')) expect(model.metadata.get(key), key).toEqual(value);
+      if (key.startsWith('tokenizer.')) expectSameValue(model.metadata.get(key), value, key);
     }
     const tokens = model.metadata.get('tokenizer.ggml.tokens');
     expect(tokens?.type === 'array' ? tokens.value.length : -1).toBe(128256);
@@ -209,6 +231,18 @@ describe('writeSyntheticModel with other vocabularies', () => {
     expect(info.chatTemplateKind).toBe('vocab');
     expect(info.chatTemplate).toBe(vocab.metadata.get('tokenizer.chat_template')?.value);
     expect(info.vocabSize).toBe(151936);
+  });
+});
+
+describe('writeSyntheticModel output file', () => {
+  it('lets concurrent writers of the same path both succeed and leaves one complete, valid file', async () => {
+    const outPath = join(dir, 'shared.gguf');
+    const options = { vocabPath: vocabPath('llama-spm'), preset: 'tiny' as const, outPath, seed: 5 };
+    const [first, second] = await Promise.all([writeSyntheticModel(options), writeSyntheticModel(options)]);
+    expect(first.fileSize).toBe(second.fileSize);
+    const file = await readGgufFile(outPath);
+    expect(file.fileSize).toBe(first.fileSize);
+    expect(readdirSync(dir).filter((name) => name.startsWith('shared.gguf.'))).toEqual([]); // no temporary files left
   });
 });
 

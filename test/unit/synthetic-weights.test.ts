@@ -45,6 +45,8 @@ describe('SeededRandom', () => {
     expect(draw(new SeededRandom(42, 3), 20)).toEqual(draw(new SeededRandom(42, 3), 20));
     expect(draw(new SeededRandom(42, 3), 20)).not.toEqual(draw(new SeededRandom(42, 4), 20));
     expect(draw(new SeededRandom(42, 3), 20)).not.toEqual(draw(new SeededRandom(43, 3), 20));
+    expect(draw(new SeededRandom(2 ** 32 + 42, 3), 20)).not.toEqual(draw(new SeededRandom(42, 3), 20));
+    expect(draw(new SeededRandom(-1, 0), 20)).not.toEqual(draw(new SeededRandom(0, 0), 20));
   });
 
   it('gives roughly uniform 32-bit values and standard normal samples', () => {
