@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,18 @@ describe('llama-dialog synth-model', () => {
       expect(result.stderr, args.join(' ')).toMatch(message);
     }
     expect(existsSync(out)).toBe(false);
+  });
+
+  it('exits 2 when the output folder does not exist, 1 when the output cannot be written', async () => {
+    const missingFolder = await cli('synth-model', '--vocab', 'llama-spm', '--out', join(dir, 'nowhere', 'x.gguf'));
+    expect(missingFolder.code).toBe(2);
+    expect(missingFolder.stderr).toMatch(/folder .*nowhere does not exist/);
+    const notAFolder = join(dir, 'plain-file');
+    writeFileSync(notAFolder, 'x');
+    const blocked = await cli('synth-model', '--vocab', 'llama-spm', '--out', join(notAFolder, 'x.gguf'));
+    expect(blocked.code).toBe(1);
+    expect(blocked.stderr).toMatch(/ENOTDIR/);
+    expect(blocked.stderr).not.toMatch(/unexpected error/);
   });
 
   it('exits 1 when the vocabulary is not a GGUF file', async () => {
