@@ -14,6 +14,11 @@ const SPECIALS = [
   '<end_of_turn>',
   '<|assistant|>',
   '<|end|>',
+  '<|user|>',
+  '<|system|>',
+  '<bos>',
+  '[INST]',
+  '[/INST]',
 ];
 
 /**
