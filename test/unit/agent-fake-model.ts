@@ -126,7 +126,11 @@ export class FakeContext implements InferenceContext {
       let stopReason: GenerateResult['stopReason'] = 'eog';
       for (let index = 0; index < replyTokens.length; index++) {
         await this.model.beforeToken?.({ context: this.id, index });
-        if (options.signal?.aborted) throw new LlamaDialogError('Aborted', 'generation aborted');
+        // Like the engine: an aborted generation resolves with what it has and stopReason 'aborted'.
+        if (options.signal?.aborted) {
+          stopReason = 'aborted';
+          break;
+        }
         if (out.length >= options.maxTokens) {
           stopReason = 'maxTokens';
           break;

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { LlamaDialogError } from '../../src/errors.js';
 import { Session, type SessionHostOptions } from '../../src/agent/session.js';
 import { ModelRegistry } from '../../src/agent/model-registry.js';
 import { defineNode, type NodeDefinition } from '../../src/graph/node-definition.js';
@@ -40,6 +41,7 @@ export const echoNode = defineNode({
           onToken: (piece) => run.emitAnswer(piece, true),
         }),
       );
+      if (result.stopReason === 'aborted') throw new LlamaDialogError('Aborted', 'echo cancelled');
       run.addTokensGenerated(result.tokens.length);
       run.dialog.addReply({ node: node.name, text: result.text, tokens: result.tokens, historyRole: 'Assistant', model: inference.modelId });
       return 'default';

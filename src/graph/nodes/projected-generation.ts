@@ -1,4 +1,5 @@
 import type { GenerateResult, SamplingOptions } from '../../engine/types.js';
+import { LlamaDialogError } from '../../errors.js';
 import { explainCache } from '../../diag/cache-miss.js';
 import { inputDiagnostics } from '../../diag/projection-input.js';
 import type { PromptProjection } from '../../prompt/node-prompt-projector.js';
@@ -31,6 +32,8 @@ export async function generateFromProjection(
       ...(options.onToken ? { onToken: (piece: string) => options.onToken?.(piece) } : {}),
     }),
   );
+  // The engine resolves an aborted generation with stopReason 'aborted': a cut-off reply is never recorded.
+  if (result.stopReason === 'aborted' || run.signal.aborted) throw new LlamaDialogError('Aborted', 'generation cancelled');
   run.addTokensGenerated(result.tokens.length);
   const { timings } = result;
   run.diagnostics.setCache(

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { explainCache } from '../../diag/cache-miss.js';
+import { LlamaDialogError } from '../../errors.js';
 import { PromptAssembler } from '../../prompt/prompt-assembler.js';
 import { buildSummaryMessages, planRollingSummary } from '../../prompt/rolling-summary.js';
 import { defineNode, type GraphNode } from '../node-definition.js';
@@ -63,6 +64,7 @@ class SummarizeNode implements GraphNode {
       before.mirror = context.tokens.length;
       return context.generate({ prompt: assembled.tokens, maxTokens: params.maxTokens, sampling: samplingFrom(params), signal: run.signal });
     });
+    if (result.stopReason === 'aborted' || run.signal.aborted) throw new LlamaDialogError('Aborted', 'summary cancelled');
     run.addTokensGenerated(result.tokens.length);
     const text = result.text.trim();
     run.dialog.addSummary({ node: this.name, text, coversThroughTurn: plan.throughTurn });
