@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Dialog } from '../../../src/dialog/dialog.js';
 import { isLlamaDialogError, type ErrorName } from '../../../src/errors.js';
 import { resolvePromptBudget } from '../../../src/prompt/budget.js';
+import { ChatTemplateRenderer } from '../../../src/prompt/chat-template-renderer.js';
 import { SUMMARY_LABEL_END, SUMMARY_LABEL_START } from '../../../src/prompt/summary-label.js';
 import { trimToBudget } from '../../../src/prompt/trim-to-budget.js';
 import { FakeTokenizer } from './fake-tokenizer.js';
@@ -208,6 +209,20 @@ describe('NodePromptProjector', () => {
     const revision = dialog.revision;
     expectError('TemplateRenderFailed', () => projector.project(dialog));
     expect(dialog.revision).toBe(revision);
+    expect(projector.watermark).toBe(0);
+  });
+
+  it('a chat template that fails to render is TemplateRenderFailed, dialog and node state unchanged', () => {
+    const renderer = ChatTemplateRenderer.fromJinja(
+      "{% if messages|length > 6 %}{{ raise_exception('conversation too long for this template') }}{% endif %}" +
+        "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}",
+    );
+    const { projector } = makeProjector({ renderer });
+    const dialog = dialogWithTurns(5);
+    const snapshot = JSON.stringify(dialog.toSnapshot());
+    const error = expectError('TemplateRenderFailed', () => projector.project(dialog));
+    expect(error.message).toMatch(/conversation too long/);
+    expect(JSON.stringify(dialog.toSnapshot())).toBe(snapshot);
     expect(projector.watermark).toBe(0);
   });
 

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, PromptMessage } from '../../../src/prompt/chat-message.js';
 import { ChatTemplateRenderer } from '../../../src/prompt/chat-template-renderer.js';
 import { PromptAssembler } from '../../../src/prompt/prompt-assembler.js';
+import { llamaCppDir } from '../../helpers/llama-cpp.js';
 import { FakeTokenizer } from './fake-tokenizer.js';
 import { builtinRenderer, seededRandom, sentence } from './helpers.js';
 
@@ -97,7 +99,6 @@ describe('PromptAssembler', () => {
 });
 
 describe('PromptAssembler with real GGUF chat templates (llama.cpp models/templates)', () => {
-  const directory = new URL('../../../deps/llama.cpp/models/templates/', import.meta.url);
   const cases = [
     // Llama 3.1 prints tool contents through `tojson` (in quotes): a content then meets its scaffolding inside a word,
     // where piecewise tokenization legitimately differs from whole-text tokenization. Checked without tool output.
@@ -110,7 +111,7 @@ describe('PromptAssembler with real GGUF chat templates (llama.cpp models/templa
   ];
   for (const { file, expected, toolMessages = true } of cases) {
     it(`${file}: segments equal the whole render over a long conversation with hidden replies and tool output`, () => {
-      const template = readFileSync(new URL(file, directory), 'utf8');
+      const template = readFileSync(join(llamaCppDir(), 'models', 'templates', file), 'utf8');
       const tokenizer = new FakeTokenizer();
       const renderer = ChatTemplateRenderer.forModel({ chatTemplate: template, bos: 1, eos: 2, eot: -1 }, tokenizer, { date: new Date(2025, 0, 5) });
       expect(renderer.description).toBe(expected);
