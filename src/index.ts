@@ -1,0 +1,56 @@
+/**
+ * llama-dialog: low-latency conversational agents (game NPCs first) running in-process on llama.cpp.
+ * This file is the public surface; everything else is internal and may change.
+ */
+
+// Errors (SPEC §8)
+export { ErrorCode, LlamaDialogError, isLlamaDialogError, type ErrorCodeValue, type ErrorName } from './errors.js';
+
+// Engine: models, contexts, synthetic models
+export { loadModel, type LoadModelOptions } from './engine/load-model.js';
+export { Model, defaultThreadCount, type CreateContextOptions } from './engine/model.js';
+export { Context } from './engine/context.js';
+export type {
+  EvaluateResult,
+  GenerateOptions,
+  GenerateResult,
+  GenerateTimings,
+  InferenceContext,
+  ModelInfo,
+  SamplingOptions,
+  StopReason,
+  TokenizeOptions,
+  Tokenizer,
+} from './engine/types.js';
+export {
+  SYNTHETIC_PRESETS,
+  writeSyntheticModel,
+  type SyntheticModelInfo,
+  type SyntheticModelOptions,
+  type SyntheticPreset,
+} from './engine/synthetic-model.js';
+export { readGgufFile, type GgufFile } from './engine/gguf-reader.js';
+export { GgufWriter } from './engine/gguf-writer.js';
+export { setLlamaLogLevel, type LlamaLogLevel } from './native/log.js';
+
+// Dialog history and prompt projection
+export * from './dialog/index.js';
+export * from './prompt/index.js';
+
+// Graphs, agents, sessions
+export { compileGraph } from './graph/compile-graph.js';
+export { graphSchema, type GraphJson, type GraphNodeJson } from './graph/graph-schema.js';
+export { MAX_NODE_STEPS } from './graph/execute-graph.js';
+export { nodeCatalog } from './graph/node-catalog.js';
+export { defineNode, type NodeDefinition } from './graph/node-definition.js';
+export { Session, createSession, defaultModelRegistry, type SessionOptions, type SessionHostOptions } from './agent/session.js';
+export { ModelRegistry, type ModelCatalogEntry, type LoadedModelStatus } from './agent/model-registry.js';
+export { Agent, type SendMessageOptions } from './agent/agent.js';
+export type { AgentOptions } from './agent/agent-options.js';
+export type { AgentState } from './agent/agent-state.js';
+export type { KvCacheInitialization } from './agent/node-context-slot.js';
+export type { VariableValue } from './agent/agent-variables.js';
+export type { RuntimeModel, ModelLoader } from './agent/model-port.js';
+export { Turn } from './agent/turn.js';
+export * from './agent/turn-events.js';
+export type { TurnDiagnostics, NodeDiagnostics, CacheMissCause as DiagnosticsCacheMissCause } from './diag/turn-diagnostics.js';
