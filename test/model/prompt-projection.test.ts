@@ -106,10 +106,6 @@ describe('prompt projection on the tiny model', () => {
         const newSummary = summaryCoverage !== previousSummaryCoverage;
         previousSummaryCoverage = summaryCoverage;
 
-        // A hidden reasoning node (History Role None) runs first; its replies never appear in prompts.
-        const thinking = await hidden.generate({ prompt: hiddenProjector.project(dialog).tokens, maxTokens: 8, sampling: { temperature: 0 } });
-        dialog.addReply({ node: 'think', text: thinking.text, tokens: thinking.tokens, historyRole: 'None', model: model.path });
-
         const mirrorBefore = answer.tokens.length;
         const projection = answerProjector.project(dialog);
         expect(projection.diagnostics.promptTokens).toBeLessThanOrEqual(contextSize - maxTokens);
@@ -130,6 +126,12 @@ describe('prompt projection on the tiny model', () => {
           expect(projection.diagnostics.cacheMissCause).toBe(projection.diagnostics.trimmed ? 'trim' : 'newSummary');
         }
         dialog.addReply({ node: 'answer', text: result.text, tokens: result.tokens, model: model.path });
+
+        // A hidden step (History Role None) after the answer: it sees the answer of its turn; no later prompt sees it.
+        const hiddenProjection = hiddenProjector.project(dialog);
+        expect(hiddenProjection.messages.at(-1)).toMatchObject({ role: 'assistant', content: result.text, turn });
+        const thinking = await hidden.generate({ prompt: hiddenProjection.tokens, maxTokens: 8, sampling: { temperature: 0 } });
+        dialog.addReply({ node: 'think', text: thinking.text, tokens: thinking.tokens, historyRole: 'None', model: model.path });
 
         // Summarize node, last, on the answer model's tokenizer.
         const plan = planRollingSummary(dialog, { triggerTokens: 700, keepRecentTurns: 4 }, (text) => answerProjector.assembler.countContentTokens(text));

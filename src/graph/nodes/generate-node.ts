@@ -76,12 +76,12 @@ class GenerateNode implements GraphNode {
     return 'default';
   }
 
-  async prefill({ params, inference }: NodePrefillContext): Promise<void> {
+  async prefill({ params, inference, maintainDialogueHistory }: NodePrefillContext): Promise<void> {
     const generate = params as GenerateParams;
     if (!generate.systemPrompt) return;
     // The system message alone, as the first segment of every later prompt: rendering it without a generation
     // prompt gives exactly the prefix the first turn will share.
-    const projector = this.projector.get(inference, projectorSettings(this.name, generate, true));
+    const projector = this.projector.get(inference, projectorSettings(this.name, generate, maintainDialogueHistory));
     const prefix = projector.assembler.assemble([{ role: 'system', content: generate.systemPrompt }], { addGenerationPrompt: false });
     await inference.run((context) => context.evaluate(prefix.tokens));
   }

@@ -68,6 +68,10 @@ function checkInvariants(node: NodeUnderTest, projection: PromptProjection, dial
     const contents = messages.filter((message) => message.turn === turn).map((message) => message.content);
     expect(contents).toEqual(expectedTurnContents(dialog.interactions[turn]!));
   }
+  // The current turn ends with every reply its earlier nodes gave, hidden (None) ones included, in order.
+  const current = dialog.interactions[turnIndex]!;
+  const currentReplies = messages.filter((message) => message.turn === turnIndex && message.role === 'assistant' && !message.content.startsWith('{"name":'));
+  expect(currentReplies.map((message) => message.content)).toEqual(current.replies.map((reply) => reply.text));
   // No call without its result: each replayed call is directly followed by its labelled output, and vice versa.
   messages.forEach((message, index) => {
     if (message.role === 'assistant' && message.content.startsWith('{"name":')) {
@@ -135,7 +139,11 @@ describe('scripted 300-turn conversation (replies, hidden replies, tool pairs, s
       template: '{{#hasKnowledge}}Facts:\n{{knowledgeText}}\n{{/hasKnowledge}}Mood: {{mood}}',
     });
     const answerNode = makeNode('answer', { contextSize: 1536, maxTokens: 256, historyRole: 'Assistant', systemPrompt: 'You are Brom, the village smith.' });
-    const nodes = [toolNode, thinkNode, answerNode];
+    // Runs after the hidden think node: sees its reply this turn (and never in later turns).
+    const moodNode = makeNode('mood', { contextSize: 1024, maxTokens: 32, historyRole: 'None', systemPrompt: 'Name the mood in one word.' });
+    // The answering node runs before the hidden steps, so its normal turns keep their whole previous prompt + reply.
+    const nodes = [toolNode, answerNode, thinkNode, moodNode];
+    let hiddenSeenThisTurn = 0;
     let previousSummaryKey: string | null = null;
     let summariesWritten = 0;
 
@@ -151,6 +159,11 @@ describe('scripted 300-turn conversation (replies, hidden replies, tool pairs, s
         const mirrorBefore = node.context.tokens.length;
         const projection = node.projector.project(dialog, { variables: { mood: random() < 0.5 ? 'calm' : 'grumpy' } });
         checkInvariants(node, projection, dialog, turnIndex);
+        if (node === moodNode) {
+          const thought = dialog.interactions[turnIndex]!.replies.find((reply) => reply.node === 'think')!;
+          expect(projection.messages.at(-1)).toMatchObject({ role: 'assistant', content: thought.text, turn: turnIndex });
+          hiddenSeenThisTurn++;
+        }
         const words = 2 + Math.floor(random() * 25);
         const text = sentence(random, words);
         const replyTokens = tokenizer.tokenize(text);
@@ -189,6 +202,7 @@ describe('scripted 300-turn conversation (replies, hidden replies, tool pairs, s
     }
 
     expect(summariesWritten).toBeGreaterThan(3);
+    expect(hiddenSeenThisTurn).toBe(300);
     // Every node had to trim (the script is sized for it), and the answer node had many normal turns, all hits.
     for (const node of nodes) expect(node.stats.trims).toBeGreaterThan(5);
     expect(answerNode.stats.normalTurns).toBeGreaterThan(150);
