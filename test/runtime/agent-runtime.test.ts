@@ -5,6 +5,7 @@ import type { Agent } from '../../src/agent/agent.js';
 import type { AnswerTextEvent, PausedEvent, TurnEvent } from '../../src/agent/turn-events.js';
 import type { NodeDiagnostics } from '../../src/diag/turn-diagnostics.js';
 import { LlamaDialogError } from '../../src/errors.js';
+import { SUMMARY_LABEL_END, SUMMARY_LABEL_START } from '../../src/prompt/summary-label.js';
 import { RUNTIME_ENGINE, createRuntimeHarness, type RuntimeHarness } from './runtime-kit.js';
 
 const generate = (params: Record<string, unknown> = {}) => ({
@@ -374,6 +375,54 @@ describe('prompt projection inside the runtime, on the real engine', () => {
     // Framing only the new turn keeps the previous prompt + reply as a prefix: no miss.
     expect(framed.cache!.miss).toBe(false);
     expect(framed.cache!.reused).toBe(framed.cache!.expectedReuse);
+    await agent.destroy();
+  });
+
+  it('Summarize placed last: final answer first, then a summary labelled as data that later prompts start after', async () => {
+    const agent = await agentWith({
+      start: 'answer',
+      nodes: [
+        { ...generate({ maxTokens: 8 }).nodes[0]!, exits: { default: 'summary' } },
+        { name: 'summary', type: 'Summarize', params: { triggerTokens: 20, keepRecentTurns: 1, maxTokens: 16, contextSize: 512, temperature: 0 } },
+      ],
+    });
+    harness.forceOutput = (prompt) => (prompt.includes('Dialogue to add') ? 'The player asked about swords.' : undefined);
+    try {
+      expect((await agent.sendMessage('How much are your swords? Tell me all about them, smith.')).status).toBe('Success');
+      const events = await collect(agent.sendMessage('And shields?'));
+      const finalAt = events.findIndex((e) => e.type === 'answerText' && e.isFinal);
+      const summaryAt = events.findIndex((e) => e.type === 'nodeEvent' && e.name === 'summaryWritten');
+      expect(summaryAt).toBeGreaterThan(finalAt);
+      expect(events[summaryAt]).toMatchObject({ data: { fromTurn: 0, throughTurn: 0 } });
+      const later = node((await agent.sendMessage('Thanks.')).diagnostics, 'answer');
+      expect(later.input!.prompt[0]).toMatchObject({ role: 'system', content: `You are Brom, the blacksmith.\n\n${SUMMARY_LABEL_START}\nThe player asked about swords.\n${SUMMARY_LABEL_END}` });
+      expect(later.input!.summaryUsed).toMatchObject({ node: 'summary', coversThroughTurn: 0 });
+      expect(later.input!.firstTurnInPrompt).toBe(1);
+      expect(later.input!.prompt.map((m) => m.content)).not.toContain('How much are your swords? Tell me all about them, smith.');
+      expect(later.cache!.causes).toEqual(['newSummary']);
+    } finally {
+      harness.forceOutput = () => undefined;
+      await agent.destroy();
+    }
+  });
+
+  it('ClassifyAttributesLLM writes the winners to variables; maintainDialogueHistory false sends no history', async () => {
+    const agent = await agentWith(
+      {
+        start: 'attrs',
+        nodes: [
+          { name: 'attrs', type: 'ClassifyAttributesLLM', params: { attributes: { mood: ['happy', 'angry'], topic: ['weapons', 'armour', 'gossip'] }, contextSize: 512 }, exits: { default: 'answer' } },
+          generate().nodes[0]!,
+        ],
+      },
+      { maintainDialogueHistory: false },
+    );
+    await agent.sendMessage('Your armour is rubbish!');
+    const done = await agent.sendMessage('Sell me a sword.');
+    expect(['happy', 'angry']).toContain(agent.variables.mood);
+    expect(['weapons', 'armour', 'gossip']).toContain(agent.variables.topic);
+    expect(node(done.diagnostics, 'answer').input!.prompt.map((m) => m.role)).toEqual(['system', 'user']);
+    expect(node(done.diagnostics, 'answer').input!.firstTurnInPrompt).toBeNull();
     await agent.destroy();
   });
 

@@ -23,7 +23,7 @@ const paramsSchema = z.strictObject({
   placement: placementSchema,
   /** Input slot this node answers instead of the user's line. */
   input: z.string().min(1).nullable().default(null),
-  /** Assistant (default): later turns see the reply; None: hidden from every later prompt. */
+  /** Assistant (default): later turns see the reply; None: hidden from every later turn (the later nodes of this turn still see it, e.g. a reasoning step). */
   historyRole: historyRoleSchema,
   /** Tokens kept free for the reply (1 ≤ maxTokens < contextSize). */
   maxTokens: z.number().int().min(1).max(1 << 20).default(256),
