@@ -171,7 +171,7 @@ export class Session {
       if (resolved.kvCacheInitialization !== 'DeferAllocation') {
         await Promise.all([...slots.values()].map((slot) => slot.get()));
       }
-      if (resolved.kvCacheInitialization === 'Prefill') await this.prefill(graph, nodes, slots, variables);
+      if (resolved.kvCacheInitialization === 'Prefill') await this.prefill(graph, nodes, slots, variables, resolved.maintainDialogueHistory);
       if (this.phase !== 'Active') {
         await agent.destroy();
         throw new LlamaDialogError('SessionNotReady', 'the session closed while the agent was being created');
@@ -331,6 +331,7 @@ export class Session {
     nodes: ReadonlyMap<string, GraphNode>,
     slots: ReadonlyMap<string, NodeContextSlot>,
     variables: AgentVariables,
+    maintainDialogueHistory: boolean,
   ): Promise<void> {
     for (const [name, node] of nodes) {
       const slot = slots.get(name);
@@ -338,6 +339,7 @@ export class Session {
       await node.prefill({
         params: (graph.nodes.get(name) as { params: Readonly<Record<string, unknown>> }).params,
         variables,
+        maintainDialogueHistory,
         inference: {
           model: slot.lease.model,
           modelId: slot.lease.path,

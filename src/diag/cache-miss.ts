@@ -2,9 +2,6 @@ import type { CacheFacts } from '../graph/node-run-context.js';
 import type { ProjectionDiagnostics } from '../prompt/node-prompt-projector.js';
 import type { CacheMissCause, NodeCacheDiagnostics } from './turn-diagnostics.js';
 
-/** Params whose change re-frames the prompt (the projector is rebuilt for them). */
-const TEMPLATE_PARAMS = ['template', 'placement', 'input'];
-
 /**
  * Explains a node's cache figures for one prompt: a miss is any turn where the KV cache could not keep the node's
  * whole previous prompt + reply. Causes combine what the projector saw (trim, new summary, edited history, changed
@@ -19,9 +16,8 @@ export function explainCache(
   const causes: CacheMissCause[] = [];
   if (facts.released) causes.push('cacheReleased');
   const projected = projection?.cacheMissCause ?? null;
-  const templateChanged = facts.changedParams.some((param) => TEMPLATE_PARAMS.includes(param));
-  if (projected === 'firstTurn' && templateChanged && !facts.firstUse) causes.push('templateChanged');
-  else if (projected !== null) causes.push(projected);
+  // The projector itself names param changes that re-frame the prompt (systemPromptChanged, templateChanged).
+  if (projected !== null) causes.push(projected);
   else if (facts.firstUse && !projection) causes.push('firstTurn');
   const miss = causes.length > 0 || figures.reused < expectedReuse;
   if (miss && causes.length === 0) causes.push('unknown');

@@ -3,7 +3,10 @@
  * {@link Dialog} owns and mutates them, everything else reads them.
  */
 
-/** Whether a node's reply is replayed in later turns' prompts (`Assistant`, the default) or hidden (`None`). */
+/**
+ * Whether a node's reply is replayed in later turns' prompts (`Assistant`, the default) or hidden from them (`None`).
+ * Either way the later nodes of the same turn see it: a `None` reasoning step feeds the answer of its turn.
+ */
 export type HistoryRole = 'Assistant' | 'None';
 
 /**

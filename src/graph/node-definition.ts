@@ -21,6 +21,8 @@ export interface NodePrefillContext {
   readonly params: Readonly<Record<string, unknown>>;
   readonly inference: NodeInference;
   readonly variables: AgentVariables;
+  /** The agent's `maintainDialogueHistory` (fixed for its life). */
+  readonly maintainDialogueHistory: boolean;
 }
 
 /** Facts the compiler hands to a node definition's extra checks. */

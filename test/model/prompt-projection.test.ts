@@ -10,6 +10,8 @@ import { NodePromptProjector } from '../../src/prompt/node-prompt-projector.js';
 import { planRollingSummary } from '../../src/prompt/rolling-summary.js';
 import { TokenCache } from '../../src/prompt/token-cache.js';
 import { llamaCppDir } from '../helpers/llama-cpp.js';
+import { seededRandom, sentence } from '../unit/prompt/helpers.js';
+import { runScriptedConversation } from '../unit/prompt/scripted-conversation.js';
 import { TEST_THREADS, loadTinyModel } from './fixtures.js';
 
 const LINES = [
@@ -32,6 +34,37 @@ describe('prompt projection on the tiny model', () => {
   });
   afterAll(async () => {
     await model.dispose();
+  });
+
+  it('worked example with the real tokenizer: budget 3584, a trim starts only above it and ends at or below 2688', () => {
+    const projector = new NodePromptProjector({ node: 'answer', tokenizer: model, renderer, modelId: model.path, systemPrompt: 'You are Brom.', contextSize: 4096, maxTokens: 512 });
+    const random = seededRandom(3);
+    const dialog = new Dialog();
+    let trims = 0;
+    for (let turn = 0; turn < 160; turn++) {
+      dialog.beginTurn(sentence(random, 10 + Math.floor(random() * 30)));
+      const { diagnostics, tokens } = projector.project(dialog);
+      expect(diagnostics.budget).toBe(3584);
+      expect(diagnostics.trimTarget).toBe(2688);
+      expect(diagnostics.trimmed).toBe(diagnostics.promptTokensBeforeTrim > 3584);
+      if (diagnostics.trimmed) {
+        trims++;
+        expect(tokens.length).toBeLessThanOrEqual(2688);
+      }
+      expect(tokens.length).toBeLessThanOrEqual(3584);
+      const reply = sentence(random, 10 + Math.floor(random() * 40));
+      dialog.addReply({ node: 'answer', text: reply, tokens: model.tokenize(reply, { addSpecial: false, parseSpecial: false }), model: model.path });
+    }
+    expect(trims).toBeGreaterThan(1);
+  });
+
+  it("keeps every invariant of the scripted 300-turn conversation with the model's own tokenizer and chat template", async () => {
+    const { summariesWritten, hiddenSeenThisTurn, nodes, answerNode } = await runScriptedConversation({ tokenizer: model, renderer, sizeFactor: 0.6 });
+    expect(summariesWritten).toBeGreaterThan(3);
+    expect(hiddenSeenThisTurn).toBe(300);
+    for (const node of nodes) expect(node.stats.trims).toBeGreaterThan(5);
+    expect(answerNode.stats.normalTurns).toBeGreaterThan(150);
+    expect(answerNode.stats.normalTurnMisses).toBe(0);
   });
 
   it('counts exactly the tokens the context holds after decoding the prompt', async () => {
@@ -106,10 +139,6 @@ describe('prompt projection on the tiny model', () => {
         const newSummary = summaryCoverage !== previousSummaryCoverage;
         previousSummaryCoverage = summaryCoverage;
 
-        // A hidden reasoning node (History Role None) runs first; its replies never appear in prompts.
-        const thinking = await hidden.generate({ prompt: hiddenProjector.project(dialog).tokens, maxTokens: 8, sampling: { temperature: 0 } });
-        dialog.addReply({ node: 'think', text: thinking.text, tokens: thinking.tokens, historyRole: 'None', model: model.path });
-
         const mirrorBefore = answer.tokens.length;
         const projection = answerProjector.project(dialog);
         expect(projection.diagnostics.promptTokens).toBeLessThanOrEqual(contextSize - maxTokens);
@@ -130,6 +159,12 @@ describe('prompt projection on the tiny model', () => {
           expect(projection.diagnostics.cacheMissCause).toBe(projection.diagnostics.trimmed ? 'trim' : 'newSummary');
         }
         dialog.addReply({ node: 'answer', text: result.text, tokens: result.tokens, model: model.path });
+
+        // A hidden step (History Role None) after the answer: it sees the answer of its turn; no later prompt sees it.
+        const hiddenProjection = hiddenProjector.project(dialog);
+        expect(hiddenProjection.messages.at(-1)).toMatchObject({ role: 'assistant', content: result.text, turn });
+        const thinking = await hidden.generate({ prompt: hiddenProjection.tokens, maxTokens: 8, sampling: { temperature: 0 } });
+        dialog.addReply({ node: 'think', text: thinking.text, tokens: thinking.tokens, historyRole: 'None', model: model.path });
 
         // Summarize node, last, on the answer model's tokenizer.
         const plan = planRollingSummary(dialog, { triggerTokens: 700, keepRecentTurns: 4 }, (text) => answerProjector.assembler.countContentTokens(text));

@@ -5,6 +5,7 @@ import type { Agent } from '../../src/agent/agent.js';
 import type { AnswerTextEvent, PausedEvent, TurnEvent } from '../../src/agent/turn-events.js';
 import type { NodeDiagnostics } from '../../src/diag/turn-diagnostics.js';
 import { LlamaDialogError } from '../../src/errors.js';
+import { SUMMARY_LABEL_END, SUMMARY_LABEL_START } from '../../src/prompt/summary-label.js';
 import { RUNTIME_ENGINE, createRuntimeHarness, type RuntimeHarness } from './runtime-kit.js';
 
 const generate = (params: Record<string, unknown> = {}) => ({
@@ -298,6 +299,221 @@ describe('agent turns on the real engine', () => {
     expect(done.error).toMatchObject({ errorName: 'ContextOverflow', code: 4004 });
     expect((await small.sendMessage('ok')).status).toBe('Success');
     await small.destroy();
+  });
+});
+
+describe('prompt projection inside the runtime, on the real engine', () => {
+  it('a hidden reasoning step (History Role None) feeds the next node of its turn, and no later turn', async () => {
+    const agent = await agentWith({
+      start: 'think',
+      nodes: [
+        {
+          name: 'think',
+          type: 'Generate',
+          params: { systemPrompt: 'THINK-STEP: plan the reply.', historyRole: 'None', stream: false, contextSize: 512, maxTokens: 16, temperature: 0 },
+          exits: { default: 'answer' },
+        },
+        { name: 'answer', type: 'Generate', params: { systemPrompt: 'You are Brom, the blacksmith.', contextSize: 512, maxTokens: 8, temperature: 0 } },
+      ],
+    });
+    // The reasoning text is forced (really decoded) so the test can look for it; the answer is sampled for real.
+    let plans = 0;
+    harness.forceOutput = (prompt) => (prompt.includes('THINK-STEP') ? `Plan ${++plans}: offer the player a small discount.` : undefined);
+    try {
+      const first = await agent.sendMessage('Can you fix my sword?');
+      expect(first.status).toBe('Success');
+      expect(agent.history[0]!.replies[0]).toMatchObject({ node: 'think', historyRole: 'None', text: 'Plan 1: offer the player a small discount.' });
+      const sameTurn = node(first.diagnostics, 'answer');
+      expect(sameTurn.input!.prompt.slice(1).map((m) => [m.role, m.content])).toEqual([
+        ['user', 'Can you fix my sword?'],
+        ['assistant', 'Plan 1: offer the player a small discount.'],
+      ]);
+      // Exactness with the hidden reply in the prompt: what diagnostics show is what the context decoded.
+      expect(sameTurn.cache!.reused + sameTurn.cache!.evaluated).toBe(sameTurn.input!.promptTokens);
+
+      const second = await agent.sendMessage('How much will it cost?');
+      expect(second.status).toBe('Success');
+      for (const name of ['think', 'answer']) {
+        expect(node(second.diagnostics, name).input!.prompt.map((m) => m.content).join('\n')).not.toContain('Plan 1');
+      }
+      const answer = node(second.diagnostics, 'answer');
+      expect(answer.input!.prompt.slice(1).map((m) => [m.role, m.content])).toEqual([
+        ['user', 'Can you fix my sword?'],
+        ['assistant', agent.history[0]!.replies[1]!.text],
+        ['user', 'How much will it cost?'],
+        ['assistant', 'Plan 2: offer the player a small discount.'],
+      ]);
+      // Last turn's plan is not replayed: the cache keeps everything before it, and says why it could not keep more.
+      expect(answer.cache!.causes).toEqual(['previousTurnNotReplayed']);
+      expect(answer.cache!.reused).toBe(answer.cache!.expectedReuse);
+    } finally {
+      harness.forceOutput = () => undefined;
+      await agent.destroy();
+    }
+  });
+
+  it('changeParam of placement and template keeps the node trim watermark and names the miss templateChanged', async () => {
+    const agent = await agentWith(generate({ template: '{{slots.lore}}', contextSize: 384, maxTokens: 8 }));
+    for (let turn = 0; turn < 10; turn++) {
+      const done = await agent.sendMessage(`line ${turn}`);
+      expect(node(done.diagnostics, 'answer').input!.turnsTrimmed).toBe(0);
+    }
+    // A long framing for this turn only forces a trim.
+    const trimmed = node((await agent.sendMessage('line 10', { slots: { lore: 'rust '.repeat(200) } })).diagnostics, 'answer').input!;
+    expect(trimmed.turnsTrimmed).toBeGreaterThan(0);
+    const watermark = trimmed.firstTurnInPrompt!;
+    agent.changeParam('answer', 'placement', { position: 'after', role: 'user' });
+    const moved = node((await agent.sendMessage('line 11')).diagnostics, 'answer');
+    // The whole history would fit again; the turns the node dropped still never come back.
+    expect(moved.input!.turnsTrimmed).toBe(0);
+    expect(moved.input!.firstTurnInPrompt).toBe(watermark);
+    expect(moved.cache!.causes).toEqual(['templateChanged']);
+    agent.changeParam('answer', 'template', 'Be brief.');
+    const framed = node((await agent.sendMessage('line 12')).diagnostics, 'answer');
+    expect(framed.input!.firstTurnInPrompt).toBe(watermark);
+    expect(framed.input!.prompt.at(-1)).toMatchObject({ role: 'user', content: 'line 12\n\nBe brief.' });
+    // Framing only the new turn keeps the previous prompt + reply as a prefix: no miss.
+    expect(framed.cache!.miss).toBe(false);
+    expect(framed.cache!.reused).toBe(framed.cache!.expectedReuse);
+    await agent.destroy();
+  });
+
+  it('Summarize placed last: final answer first, then a summary labelled as data that later prompts start after', async () => {
+    const agent = await agentWith({
+      start: 'answer',
+      nodes: [
+        { ...generate({ maxTokens: 8 }).nodes[0]!, exits: { default: 'summary' } },
+        { name: 'summary', type: 'Summarize', params: { triggerTokens: 20, keepRecentTurns: 1, maxTokens: 16, contextSize: 512, temperature: 0 } },
+      ],
+    });
+    harness.forceOutput = (prompt) => (prompt.includes('Dialogue to add') ? 'The player asked about swords.' : undefined);
+    try {
+      expect((await agent.sendMessage('How much are your swords? Tell me all about them, smith.')).status).toBe('Success');
+      const events = await collect(agent.sendMessage('And shields?'));
+      const finalAt = events.findIndex((e) => e.type === 'answerText' && e.isFinal);
+      const summaryAt = events.findIndex((e) => e.type === 'nodeEvent' && e.name === 'summaryWritten');
+      expect(summaryAt).toBeGreaterThan(finalAt);
+      expect(events[summaryAt]).toMatchObject({ data: { fromTurn: 0, throughTurn: 0 } });
+      const later = node((await agent.sendMessage('Thanks.')).diagnostics, 'answer');
+      expect(later.input!.prompt[0]).toMatchObject({ role: 'system', content: `You are Brom, the blacksmith.\n\n${SUMMARY_LABEL_START}\nThe player asked about swords.\n${SUMMARY_LABEL_END}` });
+      expect(later.input!.summaryUsed).toMatchObject({ node: 'summary', coversThroughTurn: 0 });
+      expect(later.input!.firstTurnInPrompt).toBe(1);
+      expect(later.input!.prompt.map((m) => m.content)).not.toContain('How much are your swords? Tell me all about them, smith.');
+      expect(later.cache!.causes).toEqual(['newSummary']);
+    } finally {
+      harness.forceOutput = () => undefined;
+      await agent.destroy();
+    }
+  });
+
+  it('ClassifyAttributesLLM writes the winners to variables; maintainDialogueHistory false sends no history', async () => {
+    const agent = await agentWith(
+      {
+        start: 'attrs',
+        nodes: [
+          { name: 'attrs', type: 'ClassifyAttributesLLM', params: { attributes: { mood: ['happy', 'angry'], topic: ['weapons', 'armour', 'gossip'] }, contextSize: 512 }, exits: { default: 'answer' } },
+          generate().nodes[0]!,
+        ],
+      },
+      { maintainDialogueHistory: false },
+    );
+    await agent.sendMessage('Your armour is rubbish!');
+    const done = await agent.sendMessage('Sell me a sword.');
+    expect(['happy', 'angry']).toContain(agent.variables.mood);
+    expect(['weapons', 'armour', 'gossip']).toContain(agent.variables.topic);
+    expect(node(done.diagnostics, 'answer').input!.prompt.map((m) => m.role)).toEqual(['system', 'user']);
+    expect(node(done.diagnostics, 'answer').input!.firstTurnInPrompt).toBeNull();
+    await agent.destroy();
+  });
+
+  it('bad input is a typed error and leaves the dialog unchanged: node template, snapshot, over-long line', async () => {
+    const agent = await agentWith(generate());
+    await agent.sendMessage('Hello smith');
+    const before = JSON.stringify(agent.exportDialog());
+    expect(() => agent.changeParam('answer', 'template', '{{#open}} never closed')).toThrow(
+      expect.objectContaining({ errorName: 'InvalidParamValue', code: 3007 }),
+    );
+    expect(() => agent.importDialog({ version: 99, turns: [] })).toThrow(expect.objectContaining({ errorName: 'InvalidSnapshot' }));
+    expect(() => agent.importDialog('{"version": 1, "turns": [{"userLine": 5}]}')).toThrow(expect.objectContaining({ errorName: 'InvalidSnapshot' }));
+    expect(() => agent.sendMessage('x'.repeat(4097))).toThrow(expect.objectContaining({ errorName: 'InputTooLong' }));
+    expect(JSON.stringify(agent.exportDialog())).toBe(before);
+    expect(agent.state).toBe('Idle');
+    expect((await agent.sendMessage('Still there?')).status).toBe('Success');
+    await agent.destroy();
+  });
+});
+
+describe('every runtime error code from a real call on the real engine', () => {
+  it('produces 2002 2003 3001 3002 3003 3004 3005 3006 3007 3008 3012 4003 4004', async () => {
+    const codes = new Map<number, string>();
+    const record = async (action: () => unknown): Promise<void> => {
+      try {
+        await action();
+      } catch (error) {
+        expect(error).toBeInstanceOf(LlamaDialogError);
+        const { code, errorName } = error as LlamaDialogError;
+        codes.set(code, errorName);
+        return;
+      }
+      throw new Error('expected an error');
+    };
+
+    await record(() => new Session({ registry: harness.registry }).createAgent({ graph: generate(), defaultModel: 'tiny' }));
+    await record(() => session.create({ gameName: 'twice' }));
+    await record(() => session.getAgent('agent-404'));
+    await record(() => agentWith({ start: 'x', nodes: [{ name: 'x', type: 'Nope' }] }));
+    await record(() => agentWith({ start: 'answer', nodes: [{ ...generate().nodes[0]!, exits: { default: 'ghost' } }] }));
+
+    const agent = await agentWith({
+      start: 'pause',
+      nodes: [
+        { name: 'pause', type: 'Pause', params: {}, exits: { default: 'answer' } },
+        { name: 'answer', type: 'Generate', params: { contextSize: 512, maxTokens: 4, temperature: 0 } },
+      ],
+    });
+    await record(() => agent.resume());
+    await record(() => agent.changeParam('ghost', 'systemPrompt', 'x'));
+    await record(() => agent.changeParam('answer', 'model', 'other'));
+    await record(() => agent.changeParam('answer', 'temperature', -1));
+    const turn = agent.sendMessage('wait');
+    await record(() => agent.sendMessage('busy'));
+    for await (const event of turn) if (event.type === 'paused') break;
+    agent.resume();
+    expect((await turn).status).toBe('Success');
+    await agent.destroy();
+    await record(() => agent.sendMessage('gone'));
+
+    const loop = await agentWith({
+      start: 'a',
+      nodes: [{ name: 'a', type: 'Instruction', params: { name: 'n', text: 't' }, exits: { default: 'a' } }],
+    });
+    await record(async () => {
+      throw (await loop.sendMessage('go')).error;
+    });
+    await loop.destroy();
+    const small = await agentWith(generate({ contextSize: 48, maxTokens: 8 }));
+    await record(async () => {
+      throw (await small.sendMessage('word '.repeat(80))).error;
+    });
+    await small.destroy();
+
+    expect(new Map([...codes].sort(([a], [b]) => a - b))).toEqual(
+      new Map([
+        [2002, 'SessionNotReady'],
+        [2003, 'SessionAlreadyExists'],
+        [3001, 'InvalidAgentId'],
+        [3002, 'AgentAlreadyDestroyed'],
+        [3003, 'GraphCompilationFailed'],
+        [3004, 'AgentBusy'],
+        [3005, 'UnknownNode'],
+        [3006, 'ParamNotMutable'],
+        [3007, 'InvalidParamValue'],
+        [3008, 'InvalidExitTarget'],
+        [3012, 'AgentNotPaused'],
+        [4003, 'MaxStepsExceeded'],
+        [4004, 'ContextOverflow'],
+      ]),
+    );
   });
 });
 

@@ -62,6 +62,43 @@ describe('Generate node', () => {
     expect(nodeDiag(normal.diagnostics, 'answer').cache?.miss).toBe(false);
   });
 
+  it('changeParam of template, placement or input keeps the trim watermark: a dropped turn never returns', async () => {
+    const { session, models } = createHarness();
+    const agent = await session.createAgent({
+      graph: generateGraph({ template: '{{slots.lore}}', contextSize: 1000, maxTokens: 100 }),
+      defaultModel: 'm1',
+      enableDiagnostics: true,
+    });
+    let n = 0;
+    models.get('m1')!.reply = () => `reply ${++n}`;
+    for (let turn = 0; turn < 8; turn++) {
+      const done = await agent.sendMessage(`line ${turn}`);
+      expect(nodeDiag(done.diagnostics, 'answer').input!.turnsTrimmed).toBe(0);
+    }
+    // A long framing (knowledge for this turn only) forces a trim that drops the oldest turns.
+    const trimmed = nodeDiag((await agent.sendMessage('line 8', { slots: { lore: 'x'.repeat(400) } })).diagnostics, 'answer').input!;
+    expect(trimmed.turnsTrimmed).toBeGreaterThan(0);
+    const watermark = trimmed.firstTurnInPrompt!;
+    expect(watermark).toBeGreaterThan(0);
+    // Without the long framing the whole history would fit again; the node must still not show the dropped turns.
+    const changes: [string, unknown][] = [
+      ['placement', { position: 'after', role: 'user' }],
+      ['template', 'Mood: {{mood}}'],
+      ['input', 'event'],
+    ];
+    for (const [param, value] of changes) {
+      agent.changeParam('answer', param, value);
+      const done = await agent.sendMessage(`after ${param}`, { slots: { event: `event for ${param}` } });
+      const diag = nodeDiag(done.diagnostics, 'answer');
+      expect(diag.input!.turnsTrimmed).toBe(0);
+      expect(diag.input!.firstTurnInPrompt).toBe(watermark);
+      expect(diag.input!.prompt.map((m) => m.content).join('\n')).not.toMatch(/^line 0$/m);
+      // The trimmed turn's framing is not replayed, but the cause named is the change itself.
+      if (param === 'placement') expect(diag.cache!.causes).toEqual(['templateChanged']);
+      if (param === 'input') expect(diag.input!.prompt.at(-1)!.content).toContain('event for input');
+    }
+  });
+
   it('streams deltas, or one whole answer with stream false; History Role None hides the reply later', async () => {
     const { session, models } = createHarness();
     const agent = await session.createAgent({
@@ -86,6 +123,8 @@ describe('Generate node', () => {
     expect(answers[0]).toMatchObject({ node: 'think', text: 'secret plan', isDelta: false, isFinal: false });
     expect(answers.filter((e) => e.node === 'say' && e.isDelta).map((e) => e.text).join('')).toBe('spoken');
     expect(answers.at(-1)).toMatchObject({ node: 'say', text: 'spoken', isFinal: true });
+    // The hidden reasoning feeds the later node of its own turn.
+    expect(model.calls.at(-1)!.prompt).toContain('secret plan');
     model.reply = () => 'x';
     await agent.sendMessage('again');
     const lastPrompt = model.calls.at(-1)!.prompt;

@@ -23,7 +23,7 @@ const paramsSchema = z.strictObject({
   placement: placementSchema,
   /** Input slot this node answers instead of the user's line. */
   input: z.string().min(1).nullable().default(null),
-  /** Assistant (default): later turns see the reply; None: hidden from every later prompt. */
+  /** Assistant (default): later turns see the reply; None: hidden from every later turn (the later nodes of this turn still see it, e.g. a reasoning step). */
   historyRole: historyRoleSchema,
   /** Tokens kept free for the reply (1 ≤ maxTokens < contextSize). */
   maxTokens: z.number().int().min(1).max(1 << 20).default(256),
@@ -76,12 +76,12 @@ class GenerateNode implements GraphNode {
     return 'default';
   }
 
-  async prefill({ params, inference }: NodePrefillContext): Promise<void> {
+  async prefill({ params, inference, maintainDialogueHistory }: NodePrefillContext): Promise<void> {
     const generate = params as GenerateParams;
     if (!generate.systemPrompt) return;
     // The system message alone, as the first segment of every later prompt: rendering it without a generation
     // prompt gives exactly the prefix the first turn will share.
-    const projector = this.projector.get(inference, projectorSettings(this.name, generate, true));
+    const projector = this.projector.get(inference, projectorSettings(this.name, generate, maintainDialogueHistory));
     const prefix = projector.assembler.assemble([{ role: 'system', content: generate.systemPrompt }], { addGenerationPrompt: false });
     await inference.run((context) => context.evaluate(prefix.tokens));
   }

@@ -18,16 +18,15 @@ export interface ProjectorSettings {
 
 /**
  * Keeps one node's prompt projector for the agent's life. The projector holds the node's trim watermark and
- * previous prompt, so it is rebuilt only when a param it cannot change in place changes (template, placement,
- * input) — the system prompt is updated in place.
+ * previous prompt, so it is never rebuilt for a param `changeParam` may change: the system prompt, template,
+ * placement, input and tool result limit are updated in place (a turn the node dropped never returns). Everything
+ * else it is built from (model, sizes, tools, maintainDialogueHistory) is fixed at agent creation.
  */
 export class NodeProjectorHolder {
   private projector: NodePromptProjector | undefined;
-  private key: string | undefined;
 
   get(inference: NodeInference, settings: ProjectorSettings): NodePromptProjector {
-    const key = JSON.stringify([settings.template, settings.placement, settings.input, settings.maintainHistory]);
-    if (!this.projector || this.key !== key) {
+    if (!this.projector) {
       this.projector = new NodePromptProjector({
         node: settings.node,
         tokenizer: inference.model,
@@ -46,10 +45,18 @@ export class NodeProjectorHolder {
         ...(settings.tools ? { tools: settings.tools } : {}),
         ...(settings.toolResultTokenLimit ? { toolResultTokenLimit: settings.toolResultTokenLimit } : {}),
       });
-      this.key = key;
-    } else if (this.projector.systemPrompt !== settings.systemPrompt) {
-      this.projector.setSystemPrompt(settings.systemPrompt);
+      return this.projector;
     }
-    return this.projector;
+    const projector = this.projector;
+    if (projector.systemPrompt !== settings.systemPrompt) projector.setSystemPrompt(settings.systemPrompt);
+    if (projector.template !== (settings.template || null)) projector.setTemplate(settings.template);
+    if (projector.placement.position !== settings.placement.position || projector.placement.role !== settings.placement.role) {
+      projector.setPlacement(settings.placement);
+    }
+    if (projector.input !== (settings.input || null)) projector.setInput(settings.input);
+    if (settings.toolResultTokenLimit !== undefined && projector.toolResultTokenLimit !== settings.toolResultTokenLimit) {
+      projector.setToolResultTokenLimit(settings.toolResultTokenLimit);
+    }
+    return projector;
   }
 }

@@ -5,6 +5,7 @@ import { resolvePromptBudget } from '../../../src/prompt/budget.js';
 import { ChatTemplateRenderer } from '../../../src/prompt/chat-template-renderer.js';
 import { SUMMARY_LABEL_END, SUMMARY_LABEL_START } from '../../../src/prompt/summary-label.js';
 import { trimToBudget } from '../../../src/prompt/trim-to-budget.js';
+import type { NodePromptProjector } from '../../../src/prompt/node-prompt-projector.js';
 import { FakeTokenizer } from './fake-tokenizer.js';
 import { makeProjector, seededRandom, sentence } from './helpers.js';
 
@@ -261,6 +262,108 @@ describe('NodePromptProjector', () => {
     dialog.editUserLine(dialog.length - 1, 'edited');
     dialog.beginTurn('after edit');
     expect(projector.project(dialog).diagnostics.cacheMissCause).toBe('historyEdited');
+  });
+
+  it('shows hidden (None) replies to the later nodes of their own turn, and to no later turn', () => {
+    const { projector, tokenizer } = makeProjector();
+    const dialog = new Dialog();
+    dialog.beginTurn('Can you fix my sword?');
+    dialog.addReply({ node: 'think', text: 'plan one: the blade is cracked', tokens: tokenizer.tokenize('plan one: the blade is cracked'), historyRole: 'None', model: 'model-a' });
+    const sameTurn = projector.project(dialog);
+    // The reasoning step feeds the answer of its turn, replayed with its own token ids.
+    expect(sameTurn.messages.slice(1).map((message) => [message.role, message.content, message.turn])).toEqual([
+      ['user', 'Can you fix my sword?', 0],
+      ['assistant', 'plan one: the blade is cracked', 0],
+    ]);
+    dialog.addReply({ node: 'answer', text: 'Aye, tomorrow.' });
+    dialog.beginTurn('How much?');
+    dialog.addReply({ node: 'think', text: 'plan two: ask for ten gold', historyRole: 'None' });
+    const nextTurn = projector.project(dialog);
+    expect(nextTurn.messages.slice(1).map((message) => [message.role, message.content, message.turn])).toEqual([
+      ['user', 'Can you fix my sword?', 0],
+      ['assistant', 'Aye, tomorrow.', 0],
+      ['user', 'How much?', 1],
+      ['assistant', 'plan two: ask for ten gold', 1],
+    ]);
+    // The previous prompt showed turn 0's plan, which is never replayed: the cache keeps the prefix before it.
+    expect(nextTurn.diagnostics.cacheMissCause).toBe('previousTurnNotReplayed');
+    dialog.addReply({ node: 'answer', text: 'Ten gold.' });
+    dialog.beginTurn('Deal.');
+    const contents = projector.project(dialog).messages.map((message) => message.content);
+    expect(contents.join('\n')).not.toMatch(/plan one|plan two/);
+  });
+
+  it('changes template, placement and input in place, keeping the trim watermark; names the miss templateChanged', () => {
+    const { projector, tokenizer } = makeProjector({ contextSize: 600, maxTokens: 100 });
+    const dialog = new Dialog();
+    const random = seededRandom(21);
+    const answer = (): void => {
+      const text = sentence(random, 20);
+      dialog.addReply({ node: 'answer', text, tokens: tokenizer.tokenize(text), model: 'model-a' });
+    };
+    let turn = 0;
+    while (projector.watermark === 0) {
+      dialog.beginTurn(sentence(random, 20), { slots: { event: `event ${turn++}` } });
+      projector.project(dialog);
+      answer();
+    }
+    const watermark = projector.watermark;
+    const next = (): ReturnType<NodePromptProjector['project']> => {
+      dialog.beginTurn('short line', { slots: { event: 'the player drew a sword' } });
+      const projection = projector.project(dialog, { variables: { mood: 'calm' } });
+      expect(projection.diagnostics.trimmed).toBe(false);
+      dialog.addReply({ node: 'answer', text: 'Aye.', tokens: tokenizer.tokenize('Aye.'), model: 'model-a' });
+      // A dropped turn never returns, whatever changed.
+      expect(projection.diagnostics.watermark).toBeGreaterThanOrEqual(watermark);
+      expect(projection.diagnostics.firstTurnInPrompt).toBeGreaterThanOrEqual(watermark);
+      return projection;
+    };
+    // Adding a template frames only the new current turn: the previous prompt + reply stay a prefix, no miss.
+    projector.setTemplate('Mood: {{mood}}');
+    const framed = next();
+    expect(framed.messages.at(-2)).toMatchObject({ role: 'system', content: 'Mood: calm' });
+    expect(framed.diagnostics.cacheMissCause).toBeNull();
+    expect(projector.watermark).toBe(watermark);
+    // Moving it into the user message: the previous framing is not replayed anyway, but the cause is the change.
+    projector.setPlacement({ position: 'after', role: 'user' });
+    const moved = next();
+    expect(moved.messages.at(-1)).toMatchObject({ role: 'user', content: 'short line\n\nMood: calm' });
+    expect(moved.diagnostics.cacheMissCause).toBe('templateChanged');
+    projector.setTemplate(null);
+    expect(next().diagnostics.cacheMissCause).toBe('templateChanged');
+    // Unchanged settings: a normal turn again.
+    expect(next().diagnostics.cacheMissCause).toBeNull();
+    projector.setInput('event');
+    const slotted = next();
+    expect(slotted.messages.at(-1)).toMatchObject({ role: 'user', content: 'the player drew a sword' });
+    expect(slotted.diagnostics.cacheMissCause).toBeNull();
+    projector.setInput(null);
+    const back = next();
+    expect(back.messages.at(-1)).toMatchObject({ role: 'user', content: 'short line' });
+    expect(back.diagnostics.cacheMissCause).toBe('templateChanged');
+    // Bad values change nothing.
+    expectError('InvalidParamValue', () => projector.setPlacement({ position: 'middle' as 'before' }));
+    expect(projector.placement).toEqual({ position: 'after', role: 'user' });
+    expectError('InvalidParamValue', () => projector.setToolResultTokenLimit(0));
+    expect(projector.watermark).toBeGreaterThanOrEqual(watermark);
+  });
+
+  it('re-clips replayed tool outputs when the tool result limit changes in place', () => {
+    const { projector } = makeProjector({ toolResultTokenLimit: 8 });
+    const dialog = new Dialog();
+    dialog.beginTurn('Price of a blade?');
+    const call = dialog.addToolCall({ node: 'tools', name: 'price', arguments: '{}', disposition: 'Replay' });
+    dialog.completeToolCall(call.id, 'one two three four five six seven eight');
+    dialog.addReply({ node: 'answer', text: 'Eight gold' });
+    dialog.beginTurn('Deal');
+    const toolOutput = (): string => projector.project(dialog).messages.find((message) => message.role === 'tool')!.content;
+    expect(toolOutput()).toMatch(/one two three four\n\[… tool output truncated: \d+ more tokens\]$/);
+    projector.setToolResultTokenLimit(64);
+    dialog.endTurn();
+    dialog.beginTurn('Deal, then');
+    const projection = projector.project(dialog);
+    expect(projection.messages.find((message) => message.role === 'tool')!.content).toMatch(/eight$/);
+    expect(projection.diagnostics.cacheMissCause).toBe('templateChanged');
   });
 
   it('re-tokenizes replies of another model instead of replaying their ids', () => {
