@@ -11,6 +11,7 @@
 //   LLAMA_DIALOG_JOBS=N          parallel compile jobs (default: CPU count)
 //   LLAMA_DIALOG_CMAKE_ARGS="-DX=Y ..."  extra CMake definitions
 import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,19 +35,31 @@ export function cmakeDefinitions(env = process.env) {
   return defs;
 }
 
+function cmakeJs(command, defs, extra = []) {
+  const args = [join(root, 'node_modules', 'cmake-js', 'bin', 'cmake-js'), command, '--log-level', 'warn', ...extra];
+  for (const [k, v] of Object.entries(defs)) args.push(`--CD${k}=${v}`);
+  const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+  if (result.status !== 0) {
+    throw new Error(`native ${command} failed (exit ${result.status}); fix the error above and run \`npm run build:native\` again`);
+  }
+}
+
 export function buildNative({ target } = {}) {
   const llamaDir = ensureLlamaCppSource();
   const defs = { ...cmakeDefinitions(), LLAMA_CPP_DIR: llamaDir };
   const jobs = process.env.LLAMA_DIALOG_JOBS ?? String(availableParallelism());
-  const args = [join(root, 'node_modules', 'cmake-js', 'bin', 'cmake-js'), 'build', '--parallel', jobs, '--log-level', 'warn'];
-  if (target) args.push('--target', target);
-  for (const [k, v] of Object.entries(defs)) args.push(`--CD${k}=${v}`);
   console.error(`[llama-dialog] building native addon (${Object.entries(defs).map(([k, v]) => `${k}=${v}`).join(' ')})`);
   const started = Date.now();
-  const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
-  if (result.status !== 0) {
-    throw new Error(`native build failed (exit ${result.status}); fix the error above and run \`npm run build:native\` again`);
+  // cmake-js only configures a build folder that has no CMake cache yet, so a changed switch
+  // (say LLAMA_DIALOG_CUDA=1 after a CPU build) needs an explicit configure; unchanged ones keep builds incremental.
+  const stamp = join(root, 'build', 'llama-dialog-options.json');
+  const wanted = JSON.stringify(defs);
+  const configured = existsSync(join(root, 'build', 'CMakeCache.txt')) && existsSync(stamp) && readFileSync(stamp, 'utf8') === wanted;
+  if (!configured) {
+    cmakeJs('configure', defs);
+    writeFileSync(stamp, wanted);
   }
+  cmakeJs('build', defs, ['--parallel', jobs, ...(target ? ['--target', target] : [])]);
   console.error(`[llama-dialog] native build done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
