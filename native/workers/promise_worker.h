@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "compute_thread.h"
 #include "errors.h"
 
 namespace llama_dialog {
@@ -25,10 +26,16 @@ class PromiseWorker : public Napi::AsyncWorker {
   virtual Napi::Value Result(Napi::Env env) { return env.Undefined(); }
   /** JS-thread bookkeeping that must happen on success and on failure alike. */
   virtual void Settle(Napi::Env /*env*/) {}
+  /** Whether Run() may compute with ggml and so must run on the one compute thread (see compute_thread.h). */
+  virtual bool UsesComputeThread() const { return true; }
 
   void Execute() final {
     try {
-      Run();
+      if (UsesComputeThread()) {
+        RunOnComputeThread([this] { Run(); });
+      } else {
+        Run();
+      }
     } catch (const DialogError& e) {
       code_ = e.code();
       SetError(e.what());

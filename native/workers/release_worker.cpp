@@ -34,6 +34,7 @@ class FreeModelWorker : public PromiseWorker {
 
  protected:
   void Run() override { model_.reset(); }
+  bool UsesComputeThread() const override { return false; }
 
  private:
   std::shared_ptr<LoadedModel> model_;
