@@ -23,7 +23,7 @@ export class ProgressBar {
   private readonly stream: ProgressStream;
   private readonly width: number;
   private readonly startedAt = Date.now();
-  private lastDecile = -1;
+  private lastDecile = 0;
   private finished = false;
 
   constructor(options: ProgressBarOptions) {

@@ -10,9 +10,9 @@ import { idealEvaluatedPerCall, type PromptCall } from './ideal-evaluation.js';
 import { median, percentile, ratio, sum } from './statistics.js';
 
 /**
- * Fills `idealEvaluatedTokens` of every turn from the per-node calls: each node's calls form their own
- * sequence (each node has its own KV cache). A turn whose calls lack a prompt layout (`rereadFrom` unknown is
- * fine; it means "extends") always gets a figure; strategies that cannot know it set `layoutKnown: false`.
+ * Fills `idealEvaluatedTokens` of every turn from its per-node calls; each node's calls form their own line
+ * (each node has its own KV cache). Strategies that cannot tell where their prompts' history starts pass
+ * `layoutKnown: false` and get null.
  */
 export function withIdealEvaluation(turns: readonly TurnMetrics[], layoutKnown = true): TurnMetrics[] {
   if (!layoutKnown) return turns.map((turn) => ({ ...turn, idealEvaluatedTokens: null }));
