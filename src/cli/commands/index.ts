@@ -1,0 +1,5 @@
+import type { CliCommand } from '../command.js';
+import { synthModelCommand } from './synth-model.js';
+
+/** Every command, in the order `llama-dialog --help` lists them. A new command is one file plus one line here. */
+export const commands: readonly CliCommand[] = [synthModelCommand];
