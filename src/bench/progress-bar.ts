@@ -11,6 +11,8 @@ export interface ProgressBarOptions {
   stream?: ProgressStream;
   /** Characters of the bar itself (default 30). */
   width?: number;
+  /** How "done of total" is shown (default `done/total`); e.g. megabytes for a download. */
+  formatAmount?: (done: number, total: number) => string;
 }
 
 /**
@@ -22,6 +24,7 @@ export class ProgressBar {
   private readonly label: string;
   private readonly stream: ProgressStream;
   private readonly width: number;
+  private readonly formatAmount: (done: number, total: number) => string;
   private readonly startedAt = Date.now();
   private lastDecile = 0;
   private finished = false;
@@ -31,6 +34,7 @@ export class ProgressBar {
     this.label = options.label;
     this.stream = options.stream ?? process.stderr;
     this.width = options.width ?? 30;
+    this.formatAmount = options.formatAmount ?? ((done, total) => `${done}/${total}`);
   }
 
   /** Reports `done` of `total` steps, with optional detail text (e.g. the last turn's time). */
@@ -60,6 +64,6 @@ export class ProgressBar {
     const bar = '#'.repeat(filled) + '.'.repeat(this.width - filled);
     const elapsed = ((Date.now() - this.startedAt) / 1000).toFixed(1);
     const suffix = detail === '' ? '' : `  ${detail}`;
-    return `${this.label} [${bar}] ${done}/${this.total} ${elapsed}s${suffix}`;
+    return `${this.label} [${bar}] ${this.formatAmount(done, this.total)} ${elapsed}s${suffix}`;
   }
 }
