@@ -11,8 +11,12 @@ export interface BenchGraphJson {
  * context size, reply cap and greedy sampling, followed — in the `summary` variant — by a Summarize node placed
  * after the reply so the player never waits for it (SPEC §3.5).
  * @param options.trimTargetRatio where a trim stops, as a fraction of the budget (0.75 = the runtime's default).
+ * @param options.temperature sampling temperature (default 0: greedy, as the benchmark needs).
  */
-export function benchGraph(workload: Workload, options: { trimTargetRatio: number }): BenchGraphJson {
+export function benchGraph(
+  workload: Pick<Workload, 'systemPrompt' | 'contextSize' | 'maxTokens' | 'summarize'>,
+  options: { trimTargetRatio: number; temperature?: number },
+): BenchGraphJson {
   const reply = {
     name: 'reply',
     type: 'Generate',
@@ -21,7 +25,7 @@ export function benchGraph(workload: Workload, options: { trimTargetRatio: numbe
       contextSize: workload.contextSize,
       trimTargetRatio: options.trimTargetRatio,
       stream: true,
-      sampling: { temperature: 0, maxTokens: workload.maxTokens },
+      sampling: { temperature: options.temperature ?? 0, maxTokens: workload.maxTokens },
     },
     exits: { default: workload.summarize ? 'summarize' : null },
   };
