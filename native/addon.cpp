@@ -1,4 +1,67 @@
+// Entry point of the addon: initialises the llama.cpp backend once per process, installs the log
+// bridge, and exports loadModel plus the logging controls. ModelHandle / ContextHandle objects are
+// only ever created by the workers (loadModel, model.createContext).
 #include <napi.h>
+
+#include <mutex>
+
+#include "addon_data.h"
+#include "context.h"
+#include "errors.h"
+#include "js_args.h"
 #include "llama.h"
-static Napi::Object Init(Napi::Env env, Napi::Object exports) { llama_backend_init(); return exports; }
-NODE_API_MODULE(llama_dialog, Init)
+#include "log_bridge.h"
+#include "model.h"
+#include "workers/workers.h"
+
+namespace llama_dialog {
+namespace {
+
+std::once_flag g_backend_once;
+
+Napi::Value LoadModel(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  try {
+    ModelLoadOptions options;
+    options.path = StringArg(info[0], "path");
+    if (info.Length() > 1 && info[1].IsObject()) {
+      Napi::Object o = info[1].As<Napi::Object>();
+      options.gpuLayers = static_cast<int32_t>(IntProp(o, "gpuLayers", -1, -1, 1 << 20));
+      Napi::Value mmap = o.Get("useMmap");
+      if (mmap.IsBoolean()) options.useMmap = mmap.As<Napi::Boolean>().Value() ? 1 : 0;
+      options.vocabOnly = BoolArg(o.Get("vocabOnly"), false);
+    }
+    return StartLoadModel(env, std::move(options));
+  } catch (const DialogError& e) {
+    return RejectedPromise(env, e.code(), e.what());
+  }
+}
+
+Napi::Value SystemInfo(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), llama_print_system_info());
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  std::call_once(g_backend_once, [] {
+    InstallLogBridge();  // before backend init, so that its messages obey the filter too
+    llama_backend_init();
+  });
+
+  auto* data = new AddonData();
+  data->modelConstructor = Napi::Persistent(ModelHandle::DefineClass(env));
+  data->contextConstructor = Napi::Persistent(ContextHandle::DefineClass(env));
+  env.SetInstanceData<AddonData>(data);
+
+  exports.Set("loadModel", Napi::Function::New<LoadModel>(env, "loadModel"));
+  exports.Set("setLogLevel", Napi::Function::New<SetLogLevel>(env, "setLogLevel"));
+  exports.Set("setLogCallback", Napi::Function::New<SetLogCallback>(env, "setLogCallback"));
+  exports.Set("systemInfo", Napi::Function::New<SystemInfo>(env, "systemInfo"));
+  return exports;
+}
+
+}  // namespace
+}  // namespace llama_dialog
+
+static Napi::Object InitLlamaDialog(Napi::Env env, Napi::Object exports) { return llama_dialog::Init(env, exports); }
+
+NODE_API_MODULE(llama_dialog, InitLlamaDialog)

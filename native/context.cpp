@@ -1,0 +1,231 @@
+#include "context.h"
+
+#include "addon_data.h"
+#include "errors.h"
+#include "js_args.h"
+#include "workers/workers.h"
+
+namespace llama_dialog {
+namespace {
+
+SamplingSettings SamplingFrom(const Napi::Value& value) {
+  SamplingSettings s;
+  if (value.IsUndefined() || value.IsNull()) return s;
+  if (!value.IsObject()) throw DialogError(ErrorCode::InvalidArgument, "sampling must be an object");
+  Napi::Object o = value.As<Napi::Object>();
+  s.temperature = static_cast<float>(NumberProp(o, "temperature", s.temperature));
+  s.topK = static_cast<int32_t>(IntProp(o, "topK", s.topK, 0, INT32_MAX));
+  s.topP = static_cast<float>(NumberProp(o, "topP", s.topP));
+  s.minP = static_cast<float>(NumberProp(o, "minP", s.minP));
+  s.repeatPenalty = static_cast<float>(NumberProp(o, "repeatPenalty", s.repeatPenalty));
+  s.penaltyLastN = static_cast<int32_t>(IntProp(o, "penaltyLastN", s.penaltyLastN, 0, 1 << 20));
+  s.presencePenalty = static_cast<float>(NumberProp(o, "presencePenalty", s.presencePenalty));
+  s.frequencyPenalty = static_cast<float>(NumberProp(o, "frequencyPenalty", s.frequencyPenalty));
+  s.seed = static_cast<uint32_t>(IntProp(o, "seed", 0, 0, UINT32_MAX));
+  if (s.temperature < 0) throw DialogError(ErrorCode::InvalidArgument, "temperature must be >= 0");
+  if (s.topP <= 0 || s.topP > 1) throw DialogError(ErrorCode::InvalidArgument, "topP must be in (0, 1]");
+  if (s.minP < 0 || s.minP > 1) throw DialogError(ErrorCode::InvalidArgument, "minP must be in [0, 1]");
+  if (s.repeatPenalty <= 0) throw DialogError(ErrorCode::InvalidArgument, "repeatPenalty must be > 0");
+  return s;
+}
+
+}  // namespace
+
+Napi::Function ContextHandle::DefineClass(Napi::Env env) {
+  return Napi::ObjectWrap<ContextHandle>::DefineClass(
+      env, "ContextHandle",
+      {
+          InstanceMethod<&ContextHandle::ContextSize>("contextSize"),
+          InstanceMethod<&ContextHandle::Tokens>("tokens"),
+          InstanceMethod<&ContextHandle::IsBusy>("isBusy"),
+          InstanceMethod<&ContextHandle::Evaluate>("evaluate"),
+          InstanceMethod<&ContextHandle::Generate>("generate"),
+          InstanceMethod<&ContextHandle::ScoreNext>("scoreNext"),
+          InstanceMethod<&ContextHandle::SaveState>("saveState"),
+          InstanceMethod<&ContextHandle::LoadState>("loadState"),
+          InstanceMethod<&ContextHandle::Release>("release"),
+          InstanceMethod<&ContextHandle::Abort>("abort"),
+          InstanceMethod<&ContextHandle::Dispose>("dispose"),
+      });
+}
+
+Napi::Object ContextHandle::NewInstance(Napi::Env env, std::unique_ptr<ContextCore> core) {
+  ContextCore* raw = core.get();
+  Napi::Object object = GetAddonData(env).contextConstructor.New({Napi::External<ContextCore>::New(env, raw)});
+  core.release();  // now owned by the ContextHandle
+  return object;
+}
+
+ContextHandle::ContextHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ContextHandle>(info) {
+  if (info.Length() != 1 || !info[0].IsExternal()) {
+    throw Napi::TypeError::New(info.Env(), "ContextHandle cannot be constructed directly; use model.createContext()");
+  }
+  core_.reset(info[0].As<Napi::External<ContextCore>>().Data());
+  ReportMemory(info.Env());
+}
+
+ContextHandle::~ContextHandle() {
+  // Not disposed: free what the user forgot. No worker can be running (each one holds a reference).
+  if (reportedBytes_ != 0) Napi::MemoryManagement::AdjustExternalMemory(Env(), -reportedBytes_);
+}
+
+void ContextHandle::ReportMemory(Napi::Env env) {
+  const int64_t now = core_ ? core_->kvBytes() : 0;
+  if (now != reportedBytes_) {
+    Napi::MemoryManagement::AdjustExternalMemory(env, now - reportedBytes_);
+    reportedBytes_ = now;
+  }
+}
+
+void ContextHandle::BeginOperation(const char* what) {
+  if (!core_) throw DialogError(ErrorCode::ObjectDisposed, std::string("cannot ") + what + ": the context has been disposed");
+  bool expected = false;
+  if (!busy_.compare_exchange_strong(expected, true)) {
+    throw DialogError(ErrorCode::ContextBusy,
+                      std::string("cannot ") + what + ": another operation is still running on this context");
+  }
+  core_->RequestAbort(false);
+}
+
+void ContextHandle::EndOperation(Napi::Env env) {
+  busy_.store(false);
+  ReportMemory(env);
+}
+
+Napi::Value ContextHandle::ContextSize(const Napi::CallbackInfo& info) {
+  if (!core_) ThrowJs(info.Env(), ErrorCode::ObjectDisposed, "the context has been disposed");
+  return Napi::Number::New(info.Env(), core_->contextSize());
+}
+
+Napi::Value ContextHandle::Tokens(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!core_) ThrowJs(env, ErrorCode::ObjectDisposed, "the context has been disposed");
+  // The mirror changes on the worker thread while an operation runs: reading it then would race.
+  if (busy_.load()) ThrowJs(env, ErrorCode::ContextBusy, "the token mirror is being updated by a running operation");
+  return ToInt32Array(env, core_->mirror());
+}
+
+Napi::Value ContextHandle::IsBusy(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), busy_.load()); }
+
+Napi::Value ContextHandle::Evaluate(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  try {
+    if (!core_) throw DialogError(ErrorCode::ObjectDisposed, "cannot evaluate: the context has been disposed");
+    std::vector<llama_token> tokens = TokensArg(info[0], "tokens");
+    CheckTokenIds(tokens, core_->model().vocabSize(), "tokens");
+    if (tokens.size() > core_->contextSize()) {
+      throw DialogError(ErrorCode::ContextOverflow, "the prompt has " + std::to_string(tokens.size()) +
+                                                        " tokens but the context holds " +
+                                                        std::to_string(core_->contextSize()));
+    }
+    BeginOperation("evaluate");
+    return StartEvaluate(this, std::move(tokens));
+  } catch (const DialogError& e) {
+    return RejectedPromise(env, e.code(), e.what());
+  }
+}
+
+Napi::Value ContextHandle::Generate(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  try {
+    if (!core_) throw DialogError(ErrorCode::ObjectDisposed, "cannot generate: the context has been disposed");
+    if (!info[0].IsObject()) throw DialogError(ErrorCode::InvalidArgument, "generate expects a request object");
+    Napi::Object options = info[0].As<Napi::Object>();
+    GenerateRequest request;
+    request.prompt = TokensArg(options.Get("prompt"), "prompt");
+    CheckTokenIds(request.prompt, core_->model().vocabSize(), "prompt");
+    if (request.prompt.empty()) throw DialogError(ErrorCode::InvalidArgument, "generate needs a prompt of at least one token");
+    request.maxTokens = static_cast<uint32_t>(IntProp(options, "maxTokens", 0, 1, 1 << 24));
+    request.sampling = SamplingFrom(options.Get("sampling"));
+    Napi::Value stop = options.Get("stop");
+    if (!stop.IsUndefined() && !stop.IsNull()) {
+      if (!stop.IsArray()) throw DialogError(ErrorCode::InvalidArgument, "stop must be an array of strings");
+      Napi::Array array = stop.As<Napi::Array>();
+      for (uint32_t i = 0; i < array.Length(); ++i) {
+        std::string s = StringArg(array.Get(i), "stop[i]");
+        if (!s.empty()) request.stop.push_back(std::move(s));
+      }
+    }
+    if (request.prompt.size() + request.maxTokens > core_->contextSize()) {
+      throw DialogError(ErrorCode::ContextOverflow,
+                        "the prompt has " + std::to_string(request.prompt.size()) + " tokens and maxTokens is " +
+                            std::to_string(request.maxTokens) + ", but the context holds " +
+                            std::to_string(core_->contextSize()));
+    }
+    Napi::Function onPiece;
+    if (info.Length() > 1 && info[1].IsFunction()) onPiece = info[1].As<Napi::Function>();
+    BeginOperation("generate");
+    return StartGenerate(this, std::move(request), onPiece);
+  } catch (const DialogError& e) {
+    return RejectedPromise(env, e.code(), e.what());
+  }
+}
+
+Napi::Value ContextHandle::ScoreNext(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  try {
+    if (!core_) throw DialogError(ErrorCode::ObjectDisposed, "cannot score: the context has been disposed");
+    std::vector<llama_token> prompt = TokensArg(info[0], "prompt");
+    std::vector<llama_token> candidates = TokensArg(info[1], "candidates");
+    CheckTokenIds(prompt, core_->model().vocabSize(), "prompt");
+    CheckTokenIds(candidates, core_->model().vocabSize(), "candidates");
+    if (prompt.empty()) throw DialogError(ErrorCode::InvalidArgument, "scoreNext needs a prompt of at least one token");
+    if (prompt.size() > core_->contextSize()) {
+      throw DialogError(ErrorCode::ContextOverflow, "the prompt has " + std::to_string(prompt.size()) +
+                                                        " tokens but the context holds " +
+                                                        std::to_string(core_->contextSize()));
+    }
+    BeginOperation("scoreNext");
+    return StartScoreNext(this, std::move(prompt), std::move(candidates));
+  } catch (const DialogError& e) {
+    return RejectedPromise(env, e.code(), e.what());
+  }
+}
+
+Napi::Value ContextHandle::SaveState(const Napi::CallbackInfo& info) {
+  try {
+    BeginOperation("saveState");
+    return StartSaveState(this);
+  } catch (const DialogError& e) {
+    return RejectedPromise(info.Env(), e.code(), e.what());
+  }
+}
+
+Napi::Value ContextHandle::LoadState(const Napi::CallbackInfo& info) {
+  try {
+    if (!core_) throw DialogError(ErrorCode::ObjectDisposed, "cannot loadState: the context has been disposed");
+    std::vector<uint8_t> bytes = BytesArg(info[0], "bytes");
+    std::vector<llama_token> tokens = TokensArg(info[1], "tokens");
+    CheckTokenIds(tokens, core_->model().vocabSize(), "tokens");
+    BeginOperation("loadState");
+    return StartLoadState(this, std::move(bytes), std::move(tokens));
+  } catch (const DialogError& e) {
+    return RejectedPromise(info.Env(), e.code(), e.what());
+  }
+}
+
+Napi::Value ContextHandle::Release(const Napi::CallbackInfo& info) {
+  try {
+    BeginOperation("release");
+    return StartRelease(this);
+  } catch (const DialogError& e) {
+    return RejectedPromise(info.Env(), e.code(), e.what());
+  }
+}
+
+Napi::Value ContextHandle::Abort(const Napi::CallbackInfo& info) {
+  if (core_ && busy_.load()) core_->RequestAbort(true);
+  return info.Env().Undefined();
+}
+
+Napi::Value ContextHandle::Dispose(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (busy_.load()) {
+    return RejectedPromise(env, ErrorCode::ContextBusy, "cannot dispose while an operation is running; await it first");
+  }
+  std::unique_ptr<ContextCore> core = std::move(core_);
+  ReportMemory(env);
+  return StartFreeContext(env, std::move(core));
+}
+
+}  // namespace llama_dialog

@@ -1,0 +1,143 @@
+#include "loaded_model.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "errors.h"
+#include "gguf.h"
+#include "log_bridge.h"
+
+namespace llama_dialog {
+namespace {
+
+[[noreturn]] void FailLoad(const std::string& path, const std::string& why) {
+  throw DialogError(ErrorCode::ModelLoadFailed, "cannot load model '" + path + "': " + why);
+}
+
+uint64_t StatFileSize(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path fsPath = fs::u8path(path);
+  fs::file_status status = fs::status(fsPath, ec);
+  if (ec || !fs::exists(status)) FailLoad(path, "file not found");
+  if (!fs::is_regular_file(status)) FailLoad(path, "not a regular file");
+  uint64_t size = fs::file_size(fsPath, ec);
+  if (ec) FailLoad(path, "cannot read its size (" + ec.message() + ")");
+  return size;
+}
+
+void CheckMagic(const std::string& path, uint64_t fileSize) {
+  FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) FailLoad(path, std::string("cannot open file (") + std::strerror(errno) + ")");
+  char magic[4] = {0, 0, 0, 0};
+  size_t read = std::fread(magic, 1, sizeof magic, file);
+  std::fclose(file);
+  if (read < sizeof magic) {
+    FailLoad(path, "not a GGUF file (only " + std::to_string(fileSize) + " bytes, no GGUF header)");
+  }
+  if (std::memcmp(magic, "GGUF", 4) != 0) FailLoad(path, "not a GGUF file (the first bytes are not 'GGUF')");
+}
+
+// Reads only the GGUF metadata and tensor table, then checks that every tensor's data lies inside
+// the file: a truncated download is reported as such instead of failing deep inside llama.cpp
+// (or faulting on an mmap read past the end of the file).
+void CheckGgufLayout(const std::string& path, uint64_t fileSize) {
+  gguf_init_params params{};
+  params.no_alloc = true;
+  params.ctx = nullptr;
+  BeginErrorCapture();
+  gguf_context* gguf = gguf_init_from_file(path.c_str(), params);
+  std::string detail = EndErrorCapture();
+  if (gguf == nullptr) {
+    FailLoad(path, "truncated or corrupt GGUF header (" + std::to_string(fileSize) + " bytes" +
+                       (detail.empty() ? std::string(")") : "): " + detail));
+  }
+  uint64_t needed = gguf_get_data_offset(gguf);
+  const int64_t nTensors = gguf_get_n_tensors(gguf);
+  for (int64_t i = 0; i < nTensors; ++i) {
+    uint64_t end = gguf_get_data_offset(gguf) + gguf_get_tensor_offset(gguf, i) + gguf_get_tensor_size(gguf, i);
+    if (end > needed) needed = end;
+  }
+  gguf_free(gguf);
+  if (nTensors > 0 && needed > fileSize) {
+    FailLoad(path, "truncated GGUF: the file has " + std::to_string(fileSize) + " bytes but its tensors need " +
+                       std::to_string(needed));
+  }
+}
+
+uint64_t Mix(uint64_t hash, uint64_t value) {
+  // FNV-1a over the 8 bytes of `value`.
+  for (int i = 0; i < 8; ++i) {
+    hash ^= (value >> (i * 8)) & 0xffu;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+}  // namespace
+
+std::shared_ptr<LoadedModel> LoadedModel::Load(const ModelLoadOptions& options) {
+  const std::string& path = options.path;
+  uint64_t fileSize = StatFileSize(path);
+  CheckMagic(path, fileSize);
+  CheckGgufLayout(path, fileSize);
+
+  llama_model_params params = llama_model_default_params();
+  params.n_gpu_layers = options.gpuLayers;
+  params.vocab_only = options.vocabOnly;
+  if (options.useMmap == 0) params.load_mode = LLAMA_LOAD_MODE_NONE;
+  if (options.useMmap == 1) params.load_mode = LLAMA_LOAD_MODE_MMAP;
+
+  BeginErrorCapture();
+  llama_model* model = nullptr;
+  try {
+    model = llama_model_load_from_file(path.c_str(), params);
+  } catch (const std::exception& e) {
+    EndErrorCapture();
+    FailLoad(path, e.what());
+  }
+  std::string detail = EndErrorCapture();
+  if (model == nullptr) {
+    FailLoad(path, detail.empty() ? "llama.cpp could not load it (unsupported architecture or corrupt file?)" : detail);
+  }
+  return std::shared_ptr<LoadedModel>(new LoadedModel(model, options.vocabOnly, fileSize, path, options.useMmap != 0));
+}
+
+LoadedModel::LoadedModel(llama_model* model, bool vocabOnly, uint64_t fileSize, std::string path, bool mmapped)
+    : model_(model),
+      vocab_(llama_model_get_vocab(model)),
+      vocabOnly_(vocabOnly),
+      vocabSize_(llama_vocab_n_tokens(llama_model_get_vocab(model))),
+      fileSize_(fileSize),
+      path_(std::move(path)),
+      residentBytes_(mmapped || vocabOnly ? 0 : static_cast<int64_t>(llama_model_size(model))) {}
+
+LoadedModel::~LoadedModel() { llama_model_free(model_); }
+
+std::string LoadedModel::architecture() const {
+  char buffer[128];
+  int32_t n = llama_model_meta_val_str(model_, "general.architecture", buffer, sizeof buffer);
+  return n < 0 ? std::string() : std::string(buffer);
+}
+
+int32_t LoadedModel::heads() const { return llama_model_n_layer(model_) > 0 ? llama_model_n_head(model_) : 0; }
+
+int32_t LoadedModel::kvHeads() const { return llama_model_n_layer(model_) > 0 ? llama_model_n_head_kv(model_) : 0; }
+
+uint64_t LoadedModel::fingerprint() const {
+  uint64_t hash = 14695981039346656037ull;
+  for (char c : architecture()) hash = Mix(hash, static_cast<unsigned char>(c));
+  hash = Mix(hash, static_cast<uint64_t>(vocabSize_));
+  hash = Mix(hash, static_cast<uint64_t>(llama_model_n_embd(model_)));
+  hash = Mix(hash, static_cast<uint64_t>(llama_model_n_layer(model_)));
+  hash = Mix(hash, static_cast<uint64_t>(heads()));
+  hash = Mix(hash, static_cast<uint64_t>(kvHeads()));
+  hash = Mix(hash, llama_model_n_params(model_));
+  hash = Mix(hash, fileSize_);
+  return hash;
+}
+
+}  // namespace llama_dialog

@@ -1,0 +1,42 @@
+// A llama_sampler chain built from one generate call's sampling settings.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "llama.h"
+
+namespace llama_dialog {
+
+struct SamplingSettings {
+  float temperature = 0.8f;  // <= 0: greedy
+  int32_t topK = 40;         // <= 0: off
+  float topP = 0.95f;        // >= 1: off
+  float minP = 0.05f;        // <= 0: off
+  float repeatPenalty = 1.0f;
+  int32_t penaltyLastN = 64;
+  float presencePenalty = 0.0f;
+  float frequencyPenalty = 0.0f;
+  uint32_t seed = 0;  // 0: random
+};
+
+class SamplerChain {
+ public:
+  SamplerChain(const llama_vocab* vocab, const SamplingSettings& settings);
+  ~SamplerChain();
+  SamplerChain(const SamplerChain&) = delete;
+  SamplerChain& operator=(const SamplerChain&) = delete;
+
+  /** Feeds the tail of the prompt to the penalty sampler so that repeats of the prompt count too. */
+  void AcceptHistory(const std::vector<llama_token>& tokens);
+
+  /** Samples from the last output's logits and records the token in the penalty history. */
+  llama_token Sample(llama_context* context);
+
+ private:
+  llama_sampler* chain_;
+  bool hasPenalties_;
+  int32_t penaltyLastN_;
+};
+
+}  // namespace llama_dialog

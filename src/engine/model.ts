@@ -1,0 +1,131 @@
+/** A loaded GGUF model: exact tokenizer plus a factory of inference contexts. */
+import { availableParallelism } from 'node:os';
+import { LlamaDialogError } from '../errors.js';
+import { callNative, callNativeSync, type NativeModelHandle } from '../native/binding.js';
+import { Context } from './context.js';
+import { contextOptionsSchema, parseOptions } from './engine-options.js';
+import type { ModelInfo, TokenizeOptions, Tokenizer } from './types.js';
+
+export interface CreateContextOptions {
+  /** KV cache size in tokens; 0 = the model's trained context size. */
+  contextSize: number;
+  /** Tokens per llama_decode call (n_batch = n_ubatch). Default 512. */
+  batchSize?: number;
+  /** CPU threads for prompt and generation. Default min(4, available cores). */
+  threads?: number;
+  /** KV cache precision. Default 'f16'; quantized types need flash attention. */
+  kvCacheType?: 'f16' | 'q8_0' | 'q4_0';
+  /** Default 'auto' (llama.cpp enables it where the backend supports it). */
+  flashAttention?: boolean | 'auto';
+}
+
+/** Default CPU threads: llama.cpp's own default (4), fewer on smaller machines. */
+export function defaultThreadCount(): number {
+  return Math.max(1, Math.min(4, availableParallelism()));
+}
+
+export class Model implements Tokenizer {
+  /** Facts from the GGUF metadata. */
+  readonly info: ModelInfo;
+  /** Absolute path of the GGUF file. */
+  readonly path: string;
+  readonly #handle: NativeModelHandle;
+  readonly #pending = new Set<Promise<unknown>>();
+  #disposePromise: Promise<void> | undefined;
+
+  /** @internal Use {@link loadModel}. */
+  constructor(handle: NativeModelHandle, path: string) {
+    this.#handle = handle;
+    this.path = path;
+    const { addBos: _addBos, ...info } = handle.info();
+    this.info = Object.freeze(info);
+  }
+
+  /** True once {@link dispose} was called. */
+  get disposed(): boolean {
+    return this.#disposePromise !== undefined;
+  }
+
+  /**
+   * The model's own tokenizer (llama_tokenize), exact.
+   * @throws LlamaDialogError ObjectDisposed after dispose; InvalidArgument when `text` is not a string.
+   */
+  tokenize(text: string, options: TokenizeOptions = {}): Int32Array {
+    this.#assertAlive();
+    return callNativeSync(() => this.#handle.tokenize(text, options.addSpecial ?? false, options.parseSpecial ?? false));
+  }
+
+  /**
+   * Text of `tokens` (special tokens rendered only with `renderSpecial`, default false).
+   * @throws LlamaDialogError InvalidToken for an id outside the vocabulary; ObjectDisposed after dispose.
+   */
+  detokenize(tokens: Int32Array, options: { renderSpecial?: boolean } = {}): string {
+    this.#assertAlive();
+    return callNativeSync(() => this.#handle.detokenize(tokens, options.renderSpecial ?? false));
+  }
+
+  /**
+   * Text of one token. A piece may hold part of a UTF-8 character (then it contains U+FFFD);
+   * detokenize whole sequences for display.
+   * @throws LlamaDialogError InvalidToken; ObjectDisposed.
+   */
+  tokenToPiece(token: number, options: { renderSpecial?: boolean } = {}): string {
+    this.#assertAlive();
+    return callNativeSync(() => this.#handle.tokenToPiece(token, options.renderSpecial ?? false));
+  }
+
+  /**
+   * True for end-of-generation tokens (EOS, EOT and the like).
+   * @throws LlamaDialogError InvalidToken; ObjectDisposed.
+   */
+  isEndOfGeneration(token: number): boolean {
+    this.#assertAlive();
+    return callNativeSync(() => this.#handle.isEog(token));
+  }
+
+  /**
+   * Creates an inference context (its KV cache is allocated off the JS thread). The context keeps
+   * the model's weights alive even after the model is disposed.
+   * @throws LlamaDialogError InvalidArgument for bad options; VocabOnlyModel for a vocab-only model;
+   *   ObjectDisposed after dispose; InferenceFailed when llama.cpp cannot allocate the context.
+   */
+  async createContext(options: CreateContextOptions): Promise<Context> {
+    this.#assertAlive();
+    const parsed = parseOptions(contextOptionsSchema, options, 'createContext options');
+    if (this.info.vocabOnly) {
+      throw new LlamaDialogError('VocabOnlyModel', 'the model was loaded with vocabOnly: true; it has no weights to run');
+    }
+    const settings = {
+      contextSize: parsed.contextSize,
+      batchSize: parsed.batchSize ?? 512,
+      threads: parsed.threads ?? defaultThreadCount(),
+      kvCacheType: parsed.kvCacheType ?? 'f16',
+      flashAttention: parsed.flashAttention === undefined || parsed.flashAttention === 'auto'
+        ? ('auto' as const)
+        : parsed.flashAttention ? ('on' as const) : ('off' as const),
+    };
+    const creation = callNative(() => this.#handle.createContext(settings));
+    this.#pending.add(creation);
+    try {
+      return new Context(this, await creation, settings);
+    } finally {
+      this.#pending.delete(creation);
+    }
+  }
+
+  /**
+   * Releases the model. Async, idempotent; waits for contexts being created. Contexts already
+   * created keep working until they are disposed themselves.
+   */
+  dispose(): Promise<void> {
+    this.#disposePromise ??= (async () => {
+      await Promise.allSettled([...this.#pending]);
+      await callNative(() => this.#handle.dispose());
+    })();
+    return this.#disposePromise;
+  }
+
+  #assertAlive(): void {
+    if (this.#disposePromise !== undefined) throw new LlamaDialogError('ObjectDisposed', 'the model has been disposed');
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Typed surface of the native addon (native/addon.cpp) and the one place where its errors become
+ * {@link LlamaDialogError}s. Only src/engine talks to these handles; users see Model and Context.
+ */
+import { ErrorCode, LlamaDialogError } from '../errors.js';
+import type { GenerateTimings, ModelInfo, SamplingOptions, StopReason } from '../engine/types.js';
+
+export interface NativeModelInfo extends ModelInfo {
+  /** The vocabulary asks for BOS at the start of a sequence. */
+  addBos: boolean;
+}
+
+export type NativeKvCacheType = 'f16' | 'q8_0' | 'q4_0';
+export type NativeFlashAttention = 'auto' | 'on' | 'off';
+
+export interface NativeContextSettings {
+  /** Tokens; 0 = the model's trained size. */
+  contextSize: number;
+  /** n_batch = n_ubatch (tokens per llama_decode call). */
+  batchSize: number;
+  threads: number;
+  kvCacheType: NativeKvCacheType;
+  flashAttention: NativeFlashAttention;
+}
+
+export interface NativeEvaluateResult {
+  reused: number;
+  evaluated: number;
+  ms: number;
+}
+
+export interface NativeGenerateRequest {
+  prompt: Int32Array;
+  maxTokens: number;
+  sampling: SamplingOptions;
+  stop: string[];
+}
+
+export interface NativeGenerateResult {
+  text: string;
+  tokens: Int32Array;
+  stopReason: StopReason;
+  timings: GenerateTimings;
+}
+
+export interface NativeModelHandle {
+  info(): NativeModelInfo;
+  tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): Int32Array;
+  detokenize(tokens: Int32Array, renderSpecial: boolean): string;
+  tokenToPiece(token: number, renderSpecial: boolean): string;
+  isEog(token: number): boolean;
+  createContext(settings: NativeContextSettings): Promise<NativeContextHandle>;
+  /** Idempotent; the weights stay alive while contexts of the model exist. */
+  dispose(): Promise<void>;
+}
+
+export interface NativeContextHandle {
+  contextSize(): number;
+  /** Copy of the KV mirror; throws ContextBusy while an operation runs. */
+  tokens(): Int32Array;
+  isBusy(): boolean;
+  evaluate(tokens: Int32Array): Promise<NativeEvaluateResult>;
+  generate(request: NativeGenerateRequest, onPiece?: (piece: string, token: number) => void): Promise<NativeGenerateResult>;
+  scoreNext(prompt: Int32Array, candidates: Int32Array): Promise<Float64Array>;
+  saveState(): Promise<Uint8Array>;
+  loadState(bytes: Uint8Array, tokens: Int32Array): Promise<void>;
+  release(): Promise<void>;
+  /** Asks the running operation to stop (between batches and inside llama_decode). */
+  abort(): void;
+  dispose(): Promise<void>;
+}
+
+export interface NativeLoadOptions {
+  gpuLayers?: number;
+  useMmap?: boolean;
+  vocabOnly?: boolean;
+}
+
+export interface NativeAddon {
+  loadModel(path: string, options: NativeLoadOptions): Promise<NativeModelHandle>;
+  /** 1 debug, 2 info, 3 warn, 4 error, 5 silent (default). */
+  setLogLevel(level: number): void;
+  setLogCallback(callback: ((level: number, text: string) => void) | null): void;
+  systemInfo(): string;
+}
+
+const knownCodes = new Set<number>(Object.values(ErrorCode));
+
+/** Turns an error thrown by the addon (an Error with a numeric `code`) into a LlamaDialogError. */
+export function toDialogError(error: unknown): unknown {
+  if (error instanceof LlamaDialogError) return error;
+  if (error instanceof Error) {
+    const code = (error as Error & { code?: unknown }).code;
+    if (typeof code === 'number' && knownCodes.has(code)) return LlamaDialogError.fromCode(code, error.message, error);
+    return new LlamaDialogError('InferenceFailed', error.message, { cause: error });
+  }
+  return error;
+}
+
+/** Awaits a native promise, rethrowing its failure as a LlamaDialogError. */
+export async function callNative<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    throw toDialogError(error);
+  }
+}
+
+/** Runs a synchronous native call, rethrowing its failure as a LlamaDialogError. */
+export function callNativeSync<T>(operation: () => T): T {
+  try {
+    return operation();
+  } catch (error) {
+    throw toDialogError(error);
+  }
+}
