@@ -1,0 +1,358 @@
+import { z } from 'zod';
+import { LlamaDialogError, isLlamaDialogError } from '../errors.js';
+import { compileGraph } from '../graph/compile-graph.js';
+import type { CompiledGraph } from '../graph/compiled-graph.js';
+import type { GraphNode, NodeDefinition } from '../graph/node-definition.js';
+import { nodeCatalog } from '../graph/node-catalog.js';
+import { describeFirstIssue } from '../graph/zod-issue.js';
+import { Agent } from './agent.js';
+import { Dialog } from '../dialog/dialog.js';
+import { parseAgentOptions, type AgentOptions, type ResolvedAgentOptions } from './agent-options.js';
+import { AgentVariables } from './agent-variables.js';
+import { engineModelLoader } from './default-model-loader.js';
+import { ModelRegistry, type LoadedModelStatus, type ModelCatalogEntry, type ModelLease } from './model-registry.js';
+import type { ModelLoader } from './model-port.js';
+import { NodeContextSlot } from './node-context-slot.js';
+import { promptKitFor } from './model-prompt-kit.js';
+import { defaultRuntimeSettings, type RuntimeSettings } from './runtime-settings.js';
+import type { StringStorage } from './string-storage.js';
+
+const sessionOptionsSchema = z.strictObject({
+  gameName: z.string().min(1).max(256),
+  locale: z.string().min(1).max(64).default('en-US'),
+});
+
+/** Options of `session.create` / `createSession`. */
+export type SessionOptions = z.input<typeof sessionOptionsSchema>;
+
+/** Host-level settings of a session: where models come from and runtime defaults. */
+export interface SessionHostOptions extends Partial<RuntimeSettings> {
+  /** Process-wide model registry to share between sessions (default: one shared by every session of the process). */
+  registry?: ModelRegistry;
+  /** Catalog names → model files, added to the registry. */
+  models?: Record<string, ModelCatalogEntry>;
+  /** Loader for the default registry (default: the engine's loadModel). Ignored when `registry` is given. */
+  loadModel?: ModelLoader;
+  /** Node types (default: the built-in catalog). */
+  nodeTypes?: ReadonlyMap<string, NodeDefinition>;
+  /** Random source for nodes that choose at random (default Math.random). */
+  random?: () => number;
+}
+
+let sharedRegistry: ModelRegistry | undefined;
+
+/** The registry sessions share when none is given. */
+export function defaultModelRegistry(): ModelRegistry {
+  sharedRegistry ??= new ModelRegistry({ loader: engineModelLoader });
+  return sharedRegistry;
+}
+
+type SessionPhase = 'New' | 'Active' | 'Closed';
+
+/**
+ * One world of a game: owns agents and storages. Made bare (`new Session(host)`), then `create()`d exactly once;
+ * anything before that fails with SessionNotReady. `close()` cancels every turn, destroys every agent and drops the
+ * storages; models stay loaded when pinned, on-demand ones are freed once nothing uses them.
+ */
+export class Session {
+  private phase: SessionPhase = 'New';
+  private sessionOptions: z.output<typeof sessionOptionsSchema> | undefined;
+  private readonly registry: ModelRegistry;
+  private readonly settings: RuntimeSettings;
+  private readonly nodeTypes: ReadonlyMap<string, NodeDefinition>;
+  private readonly random: () => number;
+  private readonly agents = new Map<string, Agent>();
+  private readonly storages = new Map<string, StringStorage>();
+  private readonly modelHolds = new Map<string, ModelLease>();
+  private agentCounter = 0;
+
+  constructor(host: SessionHostOptions = {}) {
+    this.registry =
+      host.registry ?? (host.loadModel ? new ModelRegistry({ loader: host.loadModel }) : defaultModelRegistry());
+    for (const [name, entry] of Object.entries(host.models ?? {})) this.registry.define(name, entry);
+    this.settings = {
+      toolCallPauseTimeoutMs: host.toolCallPauseTimeoutMs ?? defaultRuntimeSettings.toolCallPauseTimeoutMs,
+      maxInputLength: host.maxInputLength ?? defaultRuntimeSettings.maxInputLength,
+    };
+    this.nodeTypes = host.nodeTypes ?? nodeCatalog;
+    this.random = host.random ?? Math.random;
+  }
+
+  /** True between `create()` and `close()`. */
+  get active(): boolean {
+    return this.phase === 'Active';
+  }
+
+  get gameName(): string {
+    return this.requireActive().gameName;
+  }
+
+  get locale(): string {
+    return this.requireActive().locale;
+  }
+
+  /**
+   * Creates the session (once).
+   * @throws LlamaDialogError SessionAlreadyExists (2003) on a second call; InvalidArgument for bad options.
+   */
+  create(options: SessionOptions): this {
+    if (this.phase !== 'New') {
+      throw new LlamaDialogError('SessionAlreadyExists', 'this session was already created; open a new one to start over');
+    }
+    const parsed = sessionOptionsSchema.safeParse(options);
+    if (!parsed.success) {
+      throw new LlamaDialogError('InvalidArgument', `bad session options: ${describeFirstIssue(parsed.error, 'options')}`, {
+        cause: parsed.error,
+      });
+    }
+    this.sessionOptions = parsed.data;
+    this.phase = 'Active';
+    return this;
+  }
+
+  /** Changes the session's locale. @throws LlamaDialogError SessionNotReady. */
+  setLocale(locale: string): void {
+    const options = this.requireActive();
+    if (typeof locale !== 'string' || locale.length === 0 || locale.length > 64) {
+      throw new LlamaDialogError('InvalidArgument', 'locale must be a non-empty string of at most 64 characters');
+    }
+    options.locale = locale;
+  }
+
+  /**
+   * Compiles the graph, loads its models and creates the agent's caches (per kvCacheInitialization).
+   * @throws LlamaDialogError SessionNotReady; InvalidParamValue (bad options); GraphCompilationFailed (3003);
+   * InvalidExitTarget (3008); ModelLoadFailed (4005).
+   */
+  async createAgent(options: AgentOptions): Promise<Agent> {
+    this.requireActive();
+    const resolved = parseAgentOptions(options);
+    const graph = compileGraph(resolved.graph, {
+      catalog: this.nodeTypes,
+      defaultModel: resolved.defaultModel,
+      checkModel: (reference) => this.registry.checkOnDisk(reference),
+    });
+    const variables = new AgentVariables(resolved.variables);
+    const leases = new Map<string, ModelLease>();
+    const slots = new Map<string, NodeContextSlot>();
+    const cleanup = async (): Promise<void> => {
+      await Promise.all([...slots.values()].map((slot) => slot.dispose()));
+      await Promise.all([...leases.values()].map((lease) => lease.release()));
+    };
+    try {
+      for (const reference of graph.modelReferences) {
+        leases.set(reference, await this.registry.acquire(reference));
+        if (this.phase !== 'Active') throw new LlamaDialogError('SessionNotReady', 'the session closed while the agent was being created');
+      }
+      this.declareGraphVariables(graph, variables);
+      for (const node of graph.nodes.values()) {
+        if (!node.modelReference) continue;
+        const lease = leases.get(node.modelReference) as ModelLease;
+        slots.set(node.name, this.createSlot(node.name, node.params, lease, resolved));
+      }
+      this.agentCounter += 1;
+      const id = `agent-${this.agentCounter}`;
+      const nodes = new Map<string, GraphNode>();
+      for (const node of graph.nodes.values()) nodes.set(node.name, node.definition.create(node));
+      const dialog = new Dialog({ limits: { maxUserLineChars: this.settings.maxInputLength, maxSlotChars: this.settings.maxInputLength } });
+      const agent = new Agent({
+        id,
+        graph,
+        nodes,
+        slots,
+        leases: [...leases.values()],
+        options: resolved,
+        settings: this.settings,
+        variables,
+        dialog,
+        random: this.random,
+        onDestroyed: (destroyed) => this.agents.delete(destroyed.id),
+      });
+      if (resolved.kvCacheInitialization !== 'DeferAllocation') {
+        await Promise.all([...slots.values()].map((slot) => slot.get()));
+      }
+      if (resolved.kvCacheInitialization === 'Prefill') await this.prefill(graph, nodes, slots, variables);
+      if (this.phase !== 'Active') {
+        await agent.destroy();
+        throw new LlamaDialogError('SessionNotReady', 'the session closed while the agent was being created');
+      }
+      this.agents.set(id, agent);
+      return agent;
+    } catch (error) {
+      await cleanup();
+      throw error;
+    }
+  }
+
+  /** @throws LlamaDialogError SessionNotReady; InvalidAgentId (3001) for an id this session does not know. */
+  getAgent(id: string): Agent {
+    this.requireActive();
+    const agent = this.agents.get(id);
+    if (!agent) throw new LlamaDialogError('InvalidAgentId', `no agent "${id}" in this session`);
+    return agent;
+  }
+
+  /** Agents alive in this session. */
+  listAgents(): Agent[] {
+    this.requireActive();
+    return [...this.agents.values()];
+  }
+
+  /** Cancels the agent's turn and destroys it. @throws LlamaDialogError SessionNotReady; InvalidAgentId. */
+  async destroyAgent(id: string): Promise<void> {
+    await this.getAgent(id).destroy();
+  }
+
+  /**
+   * Loads a model ahead of time (warm-up) and keeps it for this session; `pinned` keeps it loaded for the process
+   * even after the session closes.
+   * @throws LlamaDialogError SessionNotReady; ModelLoadFailed.
+   */
+  async loadModel(name: string, options: { pinned?: boolean } = {}): Promise<LoadedModelStatus> {
+    this.requireActive();
+    if (!this.modelHolds.has(name)) {
+      const lease = await this.registry.acquire(name, { pin: options.pinned });
+      if (this.modelHolds.has(name)) await lease.release();
+      else this.modelHolds.set(name, lease);
+    } else if (options.pinned) {
+      await this.registry.setPinned(name, true);
+    }
+    const path = this.registry.resolve(name).path;
+    return this.registry.status().find((status) => status.name === name || status.path.endsWith(path)) as LoadedModelStatus;
+  }
+
+  /**
+   * Gives back this session's hold on a model and unpins it; it is freed once no agent uses it.
+   * @throws LlamaDialogError SessionNotReady.
+   */
+  async unloadModel(name: string): Promise<void> {
+    this.requireActive();
+    const lease = this.modelHolds.get(name);
+    this.modelHolds.delete(name);
+    await this.registry.setPinned(name, false);
+    await lease?.release();
+  }
+
+  /** Models loaded in the process. @throws LlamaDialogError SessionNotReady. */
+  listModels(): LoadedModelStatus[] {
+    this.requireActive();
+    return this.registry.status();
+  }
+
+  /** Stores a named list of strings for this session. @throws LlamaDialogError SessionNotReady; InvalidArgument. */
+  createStringStorage(name: string, strings: readonly string[]): StringStorage {
+    this.requireActive();
+    if (typeof name !== 'string' || name.length === 0) throw new LlamaDialogError('InvalidArgument', 'storage name must be a non-empty string');
+    if (!Array.isArray(strings) || strings.some((s) => typeof s !== 'string')) {
+      throw new LlamaDialogError('InvalidArgument', `storage "${name}": strings must be an array of strings`);
+    }
+    const storage: StringStorage = Object.freeze({ name, strings: Object.freeze([...strings]) });
+    this.storages.set(name, storage);
+    return storage;
+  }
+
+  /** @throws LlamaDialogError SessionNotReady; InvalidArgument for an unknown storage. */
+  getStringStorage(name: string): StringStorage {
+    this.requireActive();
+    const storage = this.storages.get(name);
+    if (!storage) throw new LlamaDialogError('InvalidArgument', `no string storage "${name}" in this session`);
+    return storage;
+  }
+
+  /** @throws LlamaDialogError SessionNotReady. */
+  destroyStringStorage(name: string): boolean {
+    this.requireActive();
+    return this.storages.delete(name);
+  }
+
+  /**
+   * Cancels every running turn, destroys every agent, drops storages and this session's model holds. Idempotent;
+   * afterwards every call fails with SessionNotReady.
+   */
+  async close(): Promise<void> {
+    if (this.phase === 'Closed') return;
+    this.phase = 'Closed';
+    const agents = [...this.agents.values()];
+    this.agents.clear();
+    await Promise.all(agents.map((agent) => agent.destroy()));
+    this.storages.clear();
+    const holds = [...this.modelHolds.values()];
+    this.modelHolds.clear();
+    await Promise.all(holds.map((lease) => lease.release()));
+  }
+
+  private requireActive(): z.output<typeof sessionOptionsSchema> {
+    if (this.phase === 'New') throw new LlamaDialogError('SessionNotReady', 'create the session first (session.create / createSession)');
+    if (this.phase === 'Closed' || !this.sessionOptions) throw new LlamaDialogError('SessionNotReady', 'this session is closed');
+    return this.sessionOptions;
+  }
+
+  private createSlot(
+    nodeName: string,
+    params: Readonly<Record<string, unknown>>,
+    lease: ModelLease,
+    options: ResolvedAgentOptions,
+  ): NodeContextSlot {
+    const trained = lease.model.info.trainedContextSize;
+    const requested = typeof params.contextSize === 'number' ? params.contextSize : 0;
+    const contextSize = requested > 0 ? requested : trained;
+    const maxTokens = typeof params.maxTokens === 'number' ? params.maxTokens : undefined;
+    if (maxTokens !== undefined && maxTokens >= contextSize) {
+      throw new LlamaDialogError(
+        'GraphCompilationFailed',
+        `graph compilation failed: node "${nodeName}": maxTokens ${maxTokens} must be less than contextSize ${contextSize}`,
+      );
+    }
+    return new NodeContextSlot(lease, contextSize, options.engine);
+  }
+
+  private declareGraphVariables(graph: CompiledGraph, variables: AgentVariables): void {
+    for (const node of graph.nodes.values()) {
+      const attributes = node.params.attributes;
+      if (node.type !== 'ClassifyAttributesLLM' || !attributes || typeof attributes !== 'object') continue;
+      for (const name of Object.keys(attributes)) {
+        try {
+          variables.declare(name, '');
+        } catch (error) {
+          if (!isLlamaDialogError(error)) throw error;
+          throw new LlamaDialogError(
+            'GraphCompilationFailed',
+            `graph compilation failed: node "${node.name}" classifies attribute "${name}", but variable "${name}" is not a string`,
+          );
+        }
+      }
+    }
+  }
+
+  private async prefill(
+    graph: CompiledGraph,
+    nodes: ReadonlyMap<string, GraphNode>,
+    slots: ReadonlyMap<string, NodeContextSlot>,
+    variables: AgentVariables,
+  ): Promise<void> {
+    for (const [name, node] of nodes) {
+      const slot = slots.get(name);
+      if (!slot || !node.prefill) continue;
+      await node.prefill({
+        params: (graph.nodes.get(name) as { params: Readonly<Record<string, unknown>> }).params,
+        variables,
+        inference: {
+          model: slot.lease.model,
+          modelId: slot.lease.path,
+          prompts: promptKitFor(slot.lease.model),
+          contextSize: slot.contextSize,
+          cacheFacts: slot.takeCacheFacts(),
+          run: (job) => slot.lease.scheduler.run(async () => job(await slot.get())),
+        },
+      });
+    }
+  }
+}
+
+/**
+ * Creates and starts a session in one call: `new Session(host).create(options)`.
+ * @throws LlamaDialogError InvalidArgument for bad options.
+ */
+export function createSession(options: SessionOptions, host: SessionHostOptions = {}): Session {
+  return new Session(host).create(options);
+}

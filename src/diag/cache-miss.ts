@@ -1,0 +1,29 @@
+import type { CacheFacts } from '../graph/node-run-context.js';
+import type { ProjectionDiagnostics } from '../prompt/node-prompt-projector.js';
+import type { CacheMissCause, NodeCacheDiagnostics } from './turn-diagnostics.js';
+
+/** Params whose change re-frames the prompt (the projector is rebuilt for them). */
+const TEMPLATE_PARAMS = ['template', 'placement', 'input'];
+
+/**
+ * Explains a node's cache figures for one prompt: a miss is any turn where the KV cache could not keep the node's
+ * whole previous prompt + reply. Causes combine what the projector saw (trim, new summary, edited history, changed
+ * system prompt, ...) with what only the agent knows (the cache was released, params changed).
+ */
+export function explainCache(
+  figures: { reused: number; evaluated: number },
+  projection: Pick<ProjectionDiagnostics, 'reusablePrefixTokens' | 'cacheMissCause'> | undefined,
+  facts: CacheFacts,
+): NodeCacheDiagnostics {
+  const expectedReuse = projection?.reusablePrefixTokens ?? 0;
+  const causes: CacheMissCause[] = [];
+  if (facts.released) causes.push('cacheReleased');
+  const projected = projection?.cacheMissCause ?? null;
+  const templateChanged = facts.changedParams.some((param) => TEMPLATE_PARAMS.includes(param));
+  if (projected === 'firstTurn' && templateChanged && !facts.firstUse) causes.push('templateChanged');
+  else if (projected !== null) causes.push(projected);
+  else if (facts.firstUse && !projection) causes.push('firstTurn');
+  const miss = causes.length > 0 || figures.reused < expectedReuse;
+  if (miss && causes.length === 0) causes.push('unknown');
+  return { reused: figures.reused, evaluated: figures.evaluated, expectedReuse, miss, causes: [...new Set(causes)] };
+}

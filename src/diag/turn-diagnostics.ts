@@ -1,0 +1,92 @@
+/**
+ * Per-turn diagnostics (SPEC §7): plain JSON, produced only when the agent has `enableDiagnostics`.
+ */
+
+import type { CacheMissCause as ProjectionCacheMissCause } from '../prompt/node-prompt-projector.js';
+
+/**
+ * Why a node's KV cache could not reuse its previous prompt + reply: the projector's causes (firstTurn, trim,
+ * newSummary, systemPromptChanged, historyEdited, templateChanged, previousTurnNotReplayed) plus `cacheReleased`
+ * (releaseCache) and `unknown`.
+ */
+export type CacheMissCause = ProjectionCacheMissCause | 'cacheReleased' | 'unknown';
+
+/** One message of a prompt exactly as the model received it. */
+export interface PromptMessageDiagnostics {
+  role: string;
+  content: string;
+  /** Tokens this message takes in the decoded prompt (template markup included). */
+  tokens: number;
+}
+
+export interface NodeInputDiagnostics {
+  prompt: PromptMessageDiagnostics[];
+  promptTokens: number;
+  /** contextSize − maxTokens. */
+  budget: number;
+  contextSize: number;
+  turnsTrimmed: number;
+  /** Dialog turn (0-based) of the earliest earlier turn in the prompt, null when none. */
+  firstTurnInPrompt: number | null;
+  historyTurnsInPrompt: number;
+  /** The summary appended to the system message, if any. */
+  summaryUsed: { node: string; coversThroughTurn: number; writtenInTurn: number } | null;
+  /** Chat template in use (e.g. `gguf`, `builtin:chatml`). */
+  template: string;
+  segmentCacheUsed: boolean;
+  /** True when the chat template is not prefix-stable and whole prompts are rendered. */
+  fallbackToWholePrompt: boolean;
+}
+
+export interface NodeCacheDiagnostics {
+  /** Tokens kept from the KV cache. */
+  reused: number;
+  /** Tokens decoded for this prompt. */
+  evaluated: number;
+  /** Tokens the node could have kept (its previous prompt + reply shared with this prompt; 0 on a first turn). */
+  expectedReuse: number;
+  miss: boolean;
+  /** Likely causes, most specific first; empty when there was no miss. */
+  causes: CacheMissCause[];
+}
+
+export interface NodeOutputDiagnostics {
+  text: string;
+  tokens: number;
+  stopReason: string;
+}
+
+export interface NodeTimingDiagnostics {
+  promptMs: number;
+  firstTokenMs: number;
+  generateMs: number;
+}
+
+export interface NodeDiagnostics {
+  name: string;
+  type: string;
+  step: number;
+  /** Exit taken, null when the node did not finish (error, cancel). */
+  exit: string | null;
+  ms: number;
+  input?: NodeInputDiagnostics;
+  cache?: NodeCacheDiagnostics;
+  output?: NodeOutputDiagnostics;
+  timings?: NodeTimingDiagnostics;
+  /** Node-specific facts (classifier scores, guardrail match, tool calls, ...). */
+  data?: Record<string, unknown>;
+  warnings: string[];
+  error?: string;
+}
+
+export interface TurnDiagnostics {
+  agentId: string;
+  turn: number;
+  userText: string;
+  status: string;
+  startedAt: string;
+  totalMs: number;
+  steps: number;
+  tokensGenerated: number;
+  nodes: NodeDiagnostics[];
+}

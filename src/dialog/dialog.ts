@@ -1,0 +1,427 @@
+import { LlamaDialogError } from '../errors.js';
+import { DEFAULT_DIALOG_LIMITS, type DialogLimits } from './dialog-limits.js';
+import {
+  DIALOG_SNAPSHOT_KIND,
+  DIALOG_SNAPSHOT_VERSION,
+  parseDialogSnapshot,
+  parseInteractionInputs,
+  type DialogSnapshot,
+  type InteractionInputParsed,
+} from './dialog-snapshot.js';
+import type {
+  HistoryRole,
+  InstructionItem,
+  Interaction,
+  KnowledgeItem,
+  Reply,
+  SummaryRecord,
+  ToolCallDisposition,
+  ToolCallRecord,
+  ToolCallStatus,
+} from './interaction.js';
+
+export interface DialogOptions {
+  limits?: Partial<DialogLimits>;
+  /** Milliseconds since the epoch; injectable for tests (default `Date.now`). */
+  clock?: () => number;
+}
+
+export interface ReplyInput {
+  node: string;
+  text: string;
+  /** Generated token ids (no end-of-generation token); an `Int32Array` from `GenerateResult.tokens` is fine. */
+  tokens?: ArrayLike<number>;
+  historyRole?: HistoryRole;
+  model?: string | null;
+}
+
+export interface ToolCallInput {
+  /** Unique id; generated (`call_<n>`) when absent. */
+  id?: string;
+  node: string;
+  name: string;
+  /** JSON text of the arguments (default `{}`). */
+  arguments?: string;
+  disposition?: ToolCallDisposition;
+}
+
+/** The newest summary together with the turn it was written in. */
+export interface LatestSummary extends Readonly<SummaryRecord> {
+  writtenInTurn: number;
+}
+
+/**
+ * The agent's dialog history (SPEC §4): one {@link Interaction} per turn, growing without limit (prompts are
+ * trimmed, the dialog never is). Mutators validate first and change nothing when they throw.
+ *
+ * `revision` changes on every mutation; `epoch` changes only when earlier history is replaced or edited
+ * (seed, edit, truncate, import), which tells prompt projectors to forget their per-node trim watermark.
+ */
+export class Dialog {
+  readonly limits: Readonly<DialogLimits>;
+  private readonly clock: () => number;
+  private items: Interaction[] = [];
+  private revisionCounter = 0;
+  private epochCounter = 0;
+  private toolCallCounter = 0;
+
+  constructor(options: DialogOptions = {}) {
+    this.limits = Object.freeze({ ...DEFAULT_DIALOG_LIMITS, ...options.limits });
+    for (const [key, value] of Object.entries(this.limits)) {
+      if (!Number.isInteger(value) || value < 1) {
+        throw new LlamaDialogError('InvalidArgument', `Dialog limit ${key} must be a positive integer, got ${String(value)}`);
+      }
+    }
+    this.clock = options.clock ?? Date.now;
+  }
+
+  /** Every turn so far, oldest first. Treat as read-only; use the mutators to change it. */
+  get interactions(): readonly Readonly<Interaction>[] {
+    return this.items;
+  }
+
+  get length(): number {
+    return this.items.length;
+  }
+
+  /** The latest interaction (the turn in progress while a turn runs), or undefined when the dialog is empty. */
+  get current(): Readonly<Interaction> | undefined {
+    return this.items[this.items.length - 1];
+  }
+
+  /** Changes on every mutation. */
+  get revision(): number {
+    return this.revisionCounter;
+  }
+
+  /** Changes when earlier history is replaced or edited (not when a turn is appended or the current turn grows). */
+  get epoch(): number {
+    return this.epochCounter;
+  }
+
+  /**
+   * Starts a new turn with the user's line.
+   * @throws LlamaDialogError `InputTooLong` when the line or a slot exceeds the limits.
+   */
+  beginTurn(userLine: string, options: { slots?: Record<string, string> } = {}): Readonly<Interaction> {
+    this.checkUserLine(userLine);
+    const slots = { ...options.slots };
+    for (const [name, value] of Object.entries(slots)) this.checkSlot(name, value);
+    const interaction: Interaction = {
+      turn: this.items.length,
+      userLine,
+      slots,
+      replies: [],
+      toolCalls: [],
+      knowledge: [],
+      instructions: [],
+      summaries: [],
+      startedAt: this.clock(),
+      completedAt: null,
+    };
+    this.items.push(interaction);
+    this.touch(false);
+    return interaction;
+  }
+
+  /** Marks the current turn complete (sets `completedAt`). */
+  endTurn(): void {
+    this.requireCurrent().completedAt = this.clock();
+    this.touch(false);
+  }
+
+  /** Sets an input slot of the current turn. @throws `InputTooLong` */
+  setSlot(name: string, value: string): void {
+    const turn = this.requireCurrent();
+    this.checkSlot(name, value);
+    turn.slots[name] = value;
+    this.touch(false);
+  }
+
+  /** Records a reply in the current turn. @throws `InputTooLong`, `InvalidToken` (negative/non-integer ids) */
+  addReply(input: ReplyInput): Readonly<Reply> {
+    const turn = this.requireCurrent();
+    this.checkItemRoom(turn);
+    this.checkItemText('reply', input.text);
+    const tokens = Array.from(input.tokens ?? []);
+    if (tokens.some((token) => !Number.isInteger(token) || token < 0)) {
+      throw new LlamaDialogError('InvalidToken', `Reply of node ${input.node} has an invalid token id`);
+    }
+    const reply: Reply = {
+      node: input.node,
+      text: input.text,
+      tokens,
+      historyRole: input.historyRole ?? 'Assistant',
+      model: input.model ?? null,
+      createdAt: this.clock(),
+    };
+    turn.replies.push(reply);
+    this.touch(false);
+    return reply;
+  }
+
+  /** Records a tool call (status `Pending`) in the current turn. @throws `InvalidArgument` (duplicate id) */
+  addToolCall(input: ToolCallInput): Readonly<ToolCallRecord> {
+    const turn = this.requireCurrent();
+    this.checkItemRoom(turn);
+    const id = input.id ?? this.nextToolCallId();
+    if (this.findToolCall(id) !== undefined) {
+      throw new LlamaDialogError('InvalidArgument', `Tool call id ${id} is already used in this dialog`);
+    }
+    const args = input.arguments ?? '{}';
+    this.checkItemText('tool call arguments', args);
+    const call: ToolCallRecord = {
+      id,
+      node: input.node,
+      name: input.name,
+      arguments: args,
+      result: null,
+      disposition: input.disposition ?? 'Omit',
+      status: 'Pending',
+      createdAt: this.clock(),
+      completedAt: null,
+    };
+    turn.toolCalls.push(call);
+    this.touch(false);
+    return call;
+  }
+
+  /**
+   * Stores a tool call's result (or acknowledgement) and status (default `Completed`), wherever the call is.
+   * @throws `InvalidArgument` (unknown id), `InputTooLong` (result over `maxItemChars`)
+   */
+  completeToolCall(id: string, result: string | null, status: ToolCallStatus = 'Completed'): void {
+    const call = this.findToolCall(id);
+    if (call === undefined) throw new LlamaDialogError('InvalidArgument', `Unknown tool call id ${id}`);
+    if (result !== null) this.checkItemText('tool result', result);
+    call.result = result;
+    call.status = status;
+    call.completedAt = this.clock();
+    this.touch(false);
+  }
+
+  /** Attaches a knowledge chunk to the current turn. @throws `InputTooLong` */
+  addKnowledge(item: { text: string; source?: string | null; score?: number | null; node?: string | null }): void {
+    const turn = this.requireCurrent();
+    this.checkItemRoom(turn);
+    this.checkItemText('knowledge', item.text);
+    const knowledge: KnowledgeItem = { text: item.text, source: item.source ?? null, score: item.score ?? null, node: item.node ?? null };
+    turn.knowledge.push(knowledge);
+    this.touch(false);
+  }
+
+  /** Attaches a named instruction to the current turn. @throws `InputTooLong` */
+  addInstruction(item: { name: string; text: string; node?: string | null }): void {
+    const turn = this.requireCurrent();
+    this.checkItemRoom(turn);
+    this.checkItemText('instruction', item.text);
+    const instruction: InstructionItem = { name: item.name, text: item.text, node: item.node ?? null };
+    turn.instructions.push(instruction);
+    this.touch(false);
+  }
+
+  /**
+   * Records a rolling summary in the current turn.
+   * @throws `InvalidArgument` when `coversThroughTurn` is not an earlier-or-current turn or goes backwards.
+   */
+  addSummary(input: { node: string; text: string; coversThroughTurn: number }): Readonly<SummaryRecord> {
+    const turn = this.requireCurrent();
+    this.checkItemRoom(turn);
+    this.checkItemText('summary', input.text);
+    const previous = this.latestSummary();
+    if (!Number.isInteger(input.coversThroughTurn) || input.coversThroughTurn < 0 || input.coversThroughTurn > turn.turn) {
+      throw new LlamaDialogError('InvalidArgument', `Summary coverage ${input.coversThroughTurn} is not a turn of this dialog (0..${turn.turn})`);
+    }
+    if (previous !== null && input.coversThroughTurn < previous.coversThroughTurn) {
+      throw new LlamaDialogError(
+        'InvalidArgument',
+        `Summary coverage ${input.coversThroughTurn} goes back before the previous summary's ${previous.coversThroughTurn}`,
+      );
+    }
+    const summary: SummaryRecord = { node: input.node, text: input.text, coversThroughTurn: input.coversThroughTurn, createdAt: this.clock() };
+    turn.summaries.push(summary);
+    this.touch(false);
+    return summary;
+  }
+
+  /** The newest summary in the dialog, or null. */
+  latestSummary(): LatestSummary | null {
+    for (let index = this.items.length - 1; index >= 0; index--) {
+      const summaries = this.items[index]!.summaries;
+      const last = summaries[summaries.length - 1];
+      if (last !== undefined) return { ...last, writtenInTurn: index };
+    }
+    return null;
+  }
+
+  /** Replaces an earlier (or the current) user line. @throws `InvalidArgument`, `InputTooLong` */
+  editUserLine(turn: number, userLine: string): void {
+    const interaction = this.requireTurn(turn);
+    this.checkUserLine(userLine);
+    interaction.userLine = userLine;
+    this.touch(true);
+  }
+
+  /**
+   * Replaces a reply's text. Its token ids are dropped (they no longer match), so prompts re-tokenize the text.
+   * @throws `InvalidArgument`, `InputTooLong`
+   */
+  editReplyText(turn: number, replyIndex: number, text: string): void {
+    const reply = this.requireTurn(turn).replies[replyIndex];
+    if (reply === undefined) throw new LlamaDialogError('InvalidArgument', `Turn ${turn} has no reply ${replyIndex}`);
+    this.checkItemText('reply', text);
+    reply.text = text;
+    reply.tokens = [];
+    this.touch(true);
+  }
+
+  /** Removes turn `fromTurn` and every later turn. @throws `InvalidArgument` */
+  truncate(fromTurn: number): void {
+    if (!Number.isInteger(fromTurn) || fromTurn < 0 || fromTurn > this.items.length) {
+      throw new LlamaDialogError('InvalidArgument', `Cannot truncate at turn ${fromTurn} of a ${this.items.length}-turn dialog`);
+    }
+    this.items.length = fromTurn;
+    this.touch(true);
+  }
+
+  /**
+   * Replaces the whole history with the given interactions (seeding). Validated first; unchanged on error.
+   * @throws `InvalidSnapshot` (malformed), `InputTooLong` (over a limit)
+   */
+  seed(interactions: unknown): void {
+    const parsed = parseInteractionInputs(interactions);
+    this.replaceItems(this.buildInteractions(parsed));
+  }
+
+  /** A versioned JSON-serializable snapshot of the dialog (deep copy) and the given agent variables. */
+  toSnapshot(variables: Record<string, unknown> = {}): DialogSnapshot {
+    return {
+      kind: DIALOG_SNAPSHOT_KIND,
+      version: DIALOG_SNAPSHOT_VERSION,
+      interactions: structuredClone(this.items),
+      variables: structuredClone(variables),
+    };
+  }
+
+  /**
+   * Replaces this dialog's history with a snapshot (object or JSON text); returns the snapshot's variables.
+   * Validated first; the dialog is unchanged on error.
+   * @throws `InvalidSnapshot`, `InputTooLong`
+   */
+  restoreSnapshot(snapshot: unknown): Record<string, unknown> {
+    const { interactions, variables } = parseDialogSnapshot(snapshot);
+    this.replaceItems(this.buildInteractions(interactions));
+    return variables;
+  }
+
+  /** A new dialog from a snapshot. @throws `InvalidSnapshot`, `InputTooLong` */
+  static fromSnapshot(snapshot: unknown, options: DialogOptions = {}): { dialog: Dialog; variables: Record<string, unknown> } {
+    const dialog = new Dialog(options);
+    const variables = dialog.restoreSnapshot(snapshot);
+    return { dialog, variables };
+  }
+
+  private buildInteractions(inputs: InteractionInputParsed[]): Interaction[] {
+    const seenIds = new Set<string>();
+    let lastCoverage = -1;
+    return inputs.map((input, index) => {
+      const where = `interactions.${index}`;
+      if (input.turn !== undefined && input.turn !== index) {
+        throw new LlamaDialogError('InvalidSnapshot', `${where}.turn is ${input.turn}, expected ${index} (turns are numbered in order)`);
+      }
+      this.checkUserLine(input.userLine, where);
+      for (const [name, value] of Object.entries(input.slots)) this.checkSlot(name, value, where);
+      const itemCount =
+        input.replies.length + input.toolCalls.length + input.knowledge.length + input.instructions.length + input.summaries.length;
+      if (itemCount > this.limits.maxItemsPerTurn) {
+        throw new LlamaDialogError('InputTooLong', `${where} holds ${itemCount} items, over the limit of ${this.limits.maxItemsPerTurn}`);
+      }
+      for (const reply of input.replies) this.checkItemText('reply', reply.text, where);
+      for (const call of input.toolCalls) {
+        if (seenIds.has(call.id)) throw new LlamaDialogError('InvalidSnapshot', `${where}: tool call id ${call.id} is used twice`);
+        seenIds.add(call.id);
+        if (call.result !== null) this.checkItemText('tool result', call.result, where);
+      }
+      for (const summary of input.summaries) {
+        if (summary.coversThroughTurn > index || summary.coversThroughTurn < lastCoverage) {
+          throw new LlamaDialogError(
+            'InvalidSnapshot',
+            `${where}: summary covers through turn ${summary.coversThroughTurn}, which is after its own turn or before an earlier summary`,
+          );
+        }
+        lastCoverage = summary.coversThroughTurn;
+      }
+      const { turn: _turn, ...rest } = input;
+      return structuredClone({ ...rest, turn: index });
+    });
+  }
+
+  private replaceItems(items: Interaction[]): void {
+    this.items = items;
+    this.toolCallCounter = items.reduce((count, item) => count + item.toolCalls.length, 0);
+    this.touch(true);
+  }
+
+  private touch(historyEdited: boolean): void {
+    this.revisionCounter++;
+    if (historyEdited) this.epochCounter++;
+  }
+
+  private requireCurrent(): Interaction {
+    const current = this.items[this.items.length - 1];
+    if (current === undefined) throw new LlamaDialogError('InvalidArgument', 'The dialog has no turn yet: call beginTurn first');
+    return current;
+  }
+
+  private requireTurn(turn: number): Interaction {
+    const interaction = Number.isInteger(turn) ? this.items[turn] : undefined;
+    if (interaction === undefined) throw new LlamaDialogError('InvalidArgument', `Turn ${turn} does not exist (dialog has ${this.items.length})`);
+    return interaction;
+  }
+
+  private findToolCall(id: string): ToolCallRecord | undefined {
+    for (let index = this.items.length - 1; index >= 0; index--) {
+      const call = this.items[index]!.toolCalls.find((candidate) => candidate.id === id);
+      if (call !== undefined) return call;
+    }
+    return undefined;
+  }
+
+  private nextToolCallId(): string {
+    let id: string;
+    do id = `call_${++this.toolCallCounter}`;
+    while (this.findToolCall(id) !== undefined);
+    return id;
+  }
+
+  private checkUserLine(userLine: string, where = 'User line'): void {
+    if (typeof userLine !== 'string') throw new LlamaDialogError('InvalidArgument', `${where}: the user line must be a string`);
+    if (userLine.length > this.limits.maxUserLineChars) {
+      throw new LlamaDialogError(
+        'InputTooLong',
+        `${where}: the user line has ${userLine.length} characters, over the limit of ${this.limits.maxUserLineChars}`,
+      );
+    }
+  }
+
+  private checkSlot(name: string, value: string, where = 'Slot'): void {
+    if (typeof value !== 'string') throw new LlamaDialogError('InvalidArgument', `${where}: slot ${name} must be a string`);
+    if (value.length > this.limits.maxSlotChars) {
+      throw new LlamaDialogError('InputTooLong', `${where}: slot ${name} has ${value.length} characters, over the limit of ${this.limits.maxSlotChars}`);
+    }
+  }
+
+  private checkItemText(what: string, text: string, where = 'Dialog'): void {
+    if (typeof text !== 'string') throw new LlamaDialogError('InvalidArgument', `${where}: ${what} must be a string`);
+    if (text.length > this.limits.maxItemChars) {
+      throw new LlamaDialogError('InputTooLong', `${where}: ${what} has ${text.length} characters, over the limit of ${this.limits.maxItemChars}`);
+    }
+  }
+
+  private checkItemRoom(turn: Interaction): void {
+    const count = turn.replies.length + turn.toolCalls.length + turn.knowledge.length + turn.instructions.length + turn.summaries.length;
+    if (count >= this.limits.maxItemsPerTurn) {
+      throw new LlamaDialogError('InputTooLong', `Turn ${turn.turn} already holds ${count} items, the limit per turn`);
+    }
+  }
+}

@@ -1,0 +1,55 @@
+import type { z } from 'zod';
+import type { CompiledNode } from './compiled-graph.js';
+import type { AgentVariables } from '../agent/agent-variables.js';
+import type { NodeInference, NodeRunContext } from './node-run-context.js';
+
+/** A node as it runs inside one agent: created from its frozen definition, may keep per-agent state. */
+export interface GraphNode {
+  readonly name: string;
+  readonly type: string;
+  /** Runs the node once for the current turn (current params in `run.params`) and returns the exit it takes. */
+  execute(run: NodeRunContext): Promise<string>;
+  /**
+   * Decodes the node's static prompt prefix (its system message) so the first turn starts fast; called at agent
+   * creation when kvCacheInitialization is Prefill. Nodes without a static prefix leave it out.
+   */
+  prefill?(context: NodePrefillContext): Promise<void>;
+}
+
+/** What a node gets for prefilling its cache. */
+export interface NodePrefillContext {
+  readonly params: Readonly<Record<string, unknown>>;
+  readonly inference: NodeInference;
+  readonly variables: AgentVariables;
+}
+
+/** Facts the compiler hands to a node definition's extra checks. */
+export interface NodeCheckContext {
+  /** Model reference the node will use (its `model` param or the agent's default), when it uses one. */
+  modelReference: string | undefined;
+}
+
+/**
+ * Everything the runtime knows about one node type. Adding a node type (Retrieve, Speak, ...) means writing one
+ * file that exports one of these and listing it in the node catalog.
+ */
+export interface NodeDefinition<P extends Record<string, unknown> = Record<string, unknown>> {
+  readonly type: string;
+  /** Validates and fills defaults; strict, so a misspelt param is a compilation error. */
+  readonly paramsSchema: z.ZodType<P>;
+  /** Exit names the node can take; the first is taken by nodes that have a single exit. */
+  readonly exits: readonly string[];
+  /** Params that change the shape of the agent (model, tools, sizes): never mutable after creation. */
+  readonly structuralParams: readonly string[];
+  /** True when the node runs inference (needs a model and owns a KV cache). */
+  readonly usesModel: boolean;
+  /** Extra semantic checks after the schema; returns the first problem or undefined. */
+  check?(params: P, context: NodeCheckContext): string | undefined;
+  /** Creates the node's per-agent instance (called once per agent). */
+  create(node: CompiledNode): GraphNode;
+}
+
+/** Helper so each node file keeps its precise params type while the catalog stores them uniformly. */
+export function defineNode<P extends Record<string, unknown>>(definition: NodeDefinition<P>): NodeDefinition {
+  return definition as unknown as NodeDefinition;
+}

@@ -1,0 +1,91 @@
+import type { Dialog } from '../dialog/dialog.js';
+import type { Interaction } from '../dialog/interaction.js';
+import type { InferenceContext } from '../engine/types.js';
+import type { ModelPromptKit } from '../agent/model-prompt-kit.js';
+import type { AgentVariables } from '../agent/agent-variables.js';
+import type { RuntimeModel } from '../agent/model-port.js';
+import type { ToolCallDisposition, ToolCallEvent } from '../agent/turn-events.js';
+import type { NodeDiagnosticsRecorder } from '../diag/node-diagnostics-recorder.js';
+import type { GraphNode } from './node-definition.js';
+
+/** How a pause ended (cancellation is thrown as an Aborted error instead). */
+export type PauseOutcome = { kind: 'resumed'; payload: unknown } | { kind: 'timedOut' };
+
+export interface PauseRequest {
+  reason: 'pauseNode' | 'toolCall';
+  /** 0 = wait forever. */
+  timeoutMs: number;
+  toolCall?: { callId: string; name: string; arguments: unknown; disposition: ToolCallDisposition };
+}
+
+/**
+ * A node's model and KV cache for this agent. Every call runs in the model's FIFO queue, with the turn's abort
+ * signal, on this node's own context (created on first use when the agent defers allocation).
+ */
+export interface NodeInference {
+  readonly model: RuntimeModel;
+  /** Identity of the model (its resolved file path): replies carry it so their token ids can be replayed. */
+  readonly modelId: string;
+  /** Chat template renderer and token cache shared by the nodes of this model. */
+  readonly prompts: ModelPromptKit;
+  /** Resolved context size (tokens). */
+  readonly contextSize: number;
+  /** Waits for the model, then runs `job` on this node's context. */
+  run<T>(job: (context: InferenceContext) => Promise<T>): Promise<T>;
+  /** Facts the diagnostics use to explain a cache miss, gathered since this node last ran. */
+  readonly cacheFacts: CacheFacts;
+}
+
+/** What happened to a node's cache inputs since its previous run. */
+export interface CacheFacts {
+  /** The node never decoded anything yet (or only a prefill). */
+  firstUse: boolean;
+  /** `releaseCache()` was called since the node last ran. */
+  released: boolean;
+  /** Seed / edit / import changed the dialog since the node last ran. */
+  historyEdited: boolean;
+  /** Params changed through changeParam since the node last ran (e.g. systemPrompt, template). */
+  changedParams: readonly string[];
+}
+
+/** Settings of the agent a node may read. */
+export interface AgentSettings {
+  readonly agentId: string;
+  readonly maintainDialogueHistory: boolean;
+  /** Pause timeout for ToolCall nodes whose pauseTimeoutMs is 0 (0 = forever). */
+  readonly toolCallPauseTimeoutMs: number;
+  /** Longest user line accepted (characters). */
+  readonly maxInputLength: number;
+}
+
+/** Everything a node may use while it runs once. Built by the agent for each step. */
+export interface NodeRunContext {
+  readonly node: GraphNode;
+  /** The node's current params (changeParam replaces them between turns or while paused). */
+  readonly params: Readonly<Record<string, unknown>>;
+  /** 1-based step within the turn. */
+  readonly step: number;
+  readonly signal: AbortSignal;
+  readonly settings: AgentSettings;
+  readonly variables: AgentVariables;
+  /** The agent's dialog; its current (last) interaction is this turn. Nodes record replies, calls, etc. in it. */
+  readonly dialog: Dialog;
+  /** This turn's interaction (read-only view; mutate through `dialog`). */
+  readonly turn: Readonly<Interaction>;
+  /** The text a node answers: the user's line, or the named input slot (undefined when that slot is not set). */
+  input(slotName?: string | null): string | undefined;
+  /** Diagnostics of this node step (no-op when diagnostics are off). */
+  readonly diagnostics: NodeDiagnosticsRecorder;
+  /** The node's model and cache. @throws when the node type does not use a model. */
+  inference(): NodeInference;
+  emitAnswer(text: string, isDelta: boolean): void;
+  emitToolCall(event: Omit<ToolCallEvent, 'type' | 'node'>): void;
+  emitNodeEvent(name: string, data?: Record<string, unknown>): void;
+  /** A warning: reported as a `warning` node event and in diagnostics. */
+  warn(message: string): void;
+  /** Suspends the turn (agent state Paused) until resume, timeout or cancellation (thrown as Aborted). */
+  pause(request: PauseRequest): Promise<PauseOutcome>;
+  addTokensGenerated(count: number): void;
+  /** Uniform in [0, 1); injectable for tests. */
+  random(): number;
+}

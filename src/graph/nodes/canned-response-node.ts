@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { defineNode, type GraphNode } from '../node-definition.js';
+import type { NodeRunContext } from '../node-run-context.js';
+
+const paramsSchema = z.strictObject({
+  strings: z.array(z.string().max(100_000)).min(1, 'give at least one string').max(1024),
+  /** random (default), first, or roundRobin (in order, per agent, wrapping around). */
+  strategy: z.enum(['random', 'first', 'roundRobin']).default('random'),
+  historyRole: z.enum(['Assistant', 'None']).default('Assistant'),
+});
+type CannedResponseParams = z.infer<typeof paramsSchema>;
+
+class CannedResponseNode implements GraphNode {
+  readonly type = 'CannedResponse';
+  private nextIndex = 0;
+
+  constructor(readonly name: string) {}
+
+  async execute(run: NodeRunContext): Promise<string> {
+    const params = run.params as CannedResponseParams;
+    const count = params.strings.length;
+    let index = 0;
+    if (params.strategy === 'random') index = Math.min(count - 1, Math.floor(run.random() * count));
+    else if (params.strategy === 'roundRobin') index = this.nextIndex++ % count;
+    const text = params.strings[index] as string;
+    run.dialog.addReply({ node: this.name, text, historyRole: params.historyRole });
+    run.emitAnswer(text, false);
+    run.diagnostics.addData({ chosenIndex: index });
+    run.diagnostics.setOutput({ text, tokens: 0, stopReason: 'canned' });
+    return 'default';
+  }
+}
+
+/** Replies with a fixed string from a list (random / first / round-robin). */
+export const cannedResponseNode = defineNode({
+  type: 'CannedResponse',
+  paramsSchema,
+  exits: ['default'],
+  structuralParams: [],
+  usesModel: false,
+  create: (node) => new CannedResponseNode(node.name),
+});

@@ -1,0 +1,99 @@
+import { z } from 'zod';
+import type { NodePrefillContext } from '../node-definition.js';
+import { defineNode, type GraphNode } from '../node-definition.js';
+import type { NodeRunContext } from '../node-run-context.js';
+import { NodeProjectorHolder, type ProjectorSettings } from './node-projector-holder.js';
+import { generateFromProjection } from './projected-generation.js';
+import { checkTemplate } from './template-check.js';
+import {
+  historyRoleSchema,
+  inferenceParamsShape,
+  inferenceStructuralParams,
+  placementSchema,
+  samplingFrom,
+  samplingParamsShape,
+} from './shared-params.js';
+
+const paramsSchema = z.strictObject({
+  ...inferenceParamsShape,
+  ...samplingParamsShape,
+  systemPrompt: z.string().max(200_000).default(''),
+  /** Mustache template rendered with this turn's instructions, knowledge, slots and variables (no HTML escaping). */
+  template: z.string().max(200_000).nullable().default(null),
+  placement: placementSchema,
+  /** Input slot this node answers instead of the user's line. */
+  input: z.string().min(1).nullable().default(null),
+  /** Assistant (default): later turns see the reply; None: hidden from every later prompt. */
+  historyRole: historyRoleSchema,
+  /** Tokens kept free for the reply (1 ≤ maxTokens < contextSize). */
+  maxTokens: z.number().int().min(1).max(1 << 20).default(256),
+  /** true (default): stream pieces as answerText deltas; false: one answerText with the whole reply. */
+  stream: z.boolean().default(true),
+  stop: z.array(z.string().min(1).max(256)).max(16).default([]),
+  /** Share of the budget a trim brings the prompt down to (default 0.75). */
+  trimTargetRatio: z.number().gt(0).max(1).default(0.75),
+});
+type GenerateParams = z.infer<typeof paramsSchema>;
+
+function projectorSettings(name: string, params: GenerateParams, maintainHistory: boolean): ProjectorSettings {
+  return {
+    node: name,
+    systemPrompt: params.systemPrompt,
+    template: params.template,
+    placement: params.placement,
+    input: params.input,
+    maxTokens: params.maxTokens,
+    trimTargetRatio: params.trimTargetRatio,
+    maintainHistory,
+  };
+}
+
+class GenerateNode implements GraphNode {
+  readonly type = 'Generate';
+  private readonly projector = new NodeProjectorHolder();
+
+  constructor(readonly name: string) {}
+
+  async execute(run: NodeRunContext): Promise<string> {
+    const params = run.params as GenerateParams;
+    const inference = run.inference();
+    const projector = this.projector.get(inference, projectorSettings(this.name, params, run.settings.maintainDialogueHistory));
+    const projection = projector.project(run.dialog, { variables: run.variables.toObject() });
+    const result = await generateFromProjection(run, inference, projection, {
+      maxTokens: params.maxTokens,
+      sampling: samplingFrom(params),
+      stop: params.stop,
+      ...(params.stream ? { onToken: (piece: string) => run.emitAnswer(piece, true) } : {}),
+    });
+    run.dialog.addReply({
+      node: this.name,
+      text: result.text,
+      tokens: result.tokens,
+      historyRole: params.historyRole,
+      model: inference.modelId,
+    });
+    if (!params.stream) run.emitAnswer(result.text, false);
+    return 'default';
+  }
+
+  async prefill({ params, inference }: NodePrefillContext): Promise<void> {
+    const generate = params as GenerateParams;
+    if (!generate.systemPrompt) return;
+    // The system message alone, as the first segment of every later prompt: rendering it without a generation
+    // prompt gives exactly the prefix the first turn will share.
+    const projector = this.projector.get(inference, projectorSettings(this.name, generate, true));
+    const prefix = projector.assembler.assemble([{ role: 'system', content: generate.systemPrompt }], { addGenerationPrompt: false });
+    await inference.run((context) => context.evaluate(prefix.tokens));
+  }
+}
+
+/** Calls the model on the node's projected prompt and streams (or returns) the reply. */
+export const generateNode = defineNode({
+  type: 'Generate',
+  paramsSchema,
+  exits: ['default'],
+  structuralParams: inferenceStructuralParams,
+  usesModel: true,
+  check: (params) => checkTemplate(params.template),
+  create: (node) => new GenerateNode(node.name),
+});

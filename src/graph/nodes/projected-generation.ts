@@ -1,0 +1,37 @@
+import type { GenerateResult, SamplingOptions } from '../../engine/types.js';
+import { explainCache } from '../../diag/cache-miss.js';
+import { inputDiagnostics } from '../../diag/projection-input.js';
+import type { PromptProjection } from '../../prompt/node-prompt-projector.js';
+import type { NodeInference, NodeRunContext } from '../node-run-context.js';
+
+/**
+ * Decodes a projected prompt and generates on the node's own context (in the model's FIFO queue), then records
+ * the node's diagnostics: the prompt as sent, cache figures with the cause of any miss, output and timings.
+ */
+export async function generateFromProjection(
+  run: NodeRunContext,
+  inference: NodeInference,
+  projection: PromptProjection,
+  options: { maxTokens: number; sampling: SamplingOptions; stop?: string[]; onToken?: (piece: string) => void },
+): Promise<GenerateResult> {
+  for (const warning of projection.diagnostics.warnings) run.warn(warning);
+  run.diagnostics.setInput(inputDiagnostics(projection));
+  const result = await inference.run((context) =>
+    context.generate({
+      prompt: projection.tokens,
+      maxTokens: options.maxTokens,
+      sampling: options.sampling,
+      signal: run.signal,
+      ...(options.stop && options.stop.length > 0 ? { stop: options.stop } : {}),
+      ...(options.onToken ? { onToken: (piece: string) => options.onToken?.(piece) } : {}),
+    }),
+  );
+  run.addTokensGenerated(result.tokens.length);
+  const { timings } = result;
+  run.diagnostics.setCache(
+    explainCache({ reused: timings.promptReused, evaluated: timings.promptEvaluated }, projection.diagnostics, inference.cacheFacts),
+  );
+  run.diagnostics.setOutput({ text: result.text, tokens: result.tokens.length, stopReason: result.stopReason });
+  run.diagnostics.setTimings({ promptMs: timings.promptMs, firstTokenMs: timings.firstTokenMs, generateMs: timings.generateMs });
+  return result;
+}

@@ -1,0 +1,246 @@
+import type { Tokenizer } from '../engine/types.js';
+import { LlamaDialogError } from '../errors.js';
+import type { ChatMessage, ChatRole, PromptMessage, ToolDefinition } from './chat-message.js';
+import type { ChatTemplateRenderer } from './chat-template-renderer.js';
+import { TokenCache } from './token-cache.js';
+
+/** When to compare the cached scaffolding against a whole-prompt render (costly: O(prompt) template work). */
+export type TemplateVerification = 'newShapes' | 'always' | 'never';
+
+export interface PromptAssemblerOptions {
+  renderer: ChatTemplateRenderer;
+  tokenizer: Tokenizer;
+  /** Tool definitions passed to every render (they usually land in the first segment). */
+  tools?: readonly ToolDefinition[];
+  /**
+   * `newShapes` (default): verify when a role transition is seen for the first time; `always`: every assembly;
+   * `never`: trust the per-transition scaffolding.
+   */
+  verify?: TemplateVerification;
+  /** Content token cache, shareable between assemblers of one model (default: a private one). */
+  contentCache?: TokenCache;
+}
+
+export interface AssembledPrompt {
+  /** The exact tokens to decode. */
+  tokens: Int32Array;
+  /**
+   * Tokens per message: the scaffolding in front of it plus its content (or replayed ids). The last message also
+   * carries the trailing scaffolding and the generation prompt, so the counts sum to `tokens.length`.
+   */
+  messageTokenCounts: number[];
+  /** True when the scaffolding came from the per-transition cache without rendering the whole prompt. */
+  segmentCacheUsed: boolean;
+  /** True when this assembler renders whole prompts because the template proved not prefix-stable. */
+  fallbackToWholePrompt: boolean;
+  warnings: string[];
+}
+
+const SENTINEL_PREFIX = 'LlAmAdIaLoGsEnTiNeL';
+
+/**
+ * Turns chat messages into the exact tokens a model decodes, token-exact and prefix-stable:
+ *
+ * - A prompt is `piece0 content0 piece1 content1 … pieceN`, where pieces are the template's scaffolding (role
+ *   headers, end-of-turn markers, BOS) and contents are the messages' texts. The template is rendered with a
+ *   sentinel in place of every content, so scaffolding never depends on what was said: a piece is found once per
+ *   role transition (e.g. `user>assistant`), tokenized once (special tokens parsed) and cached.
+ * - Contents are tokenized once each (special tokens NOT parsed: a player typing `<|im_end|>` stays text) and cached.
+ * - An assistant message with `replayTokens` contributes those ids instead of its text, so a reply is replayed
+ *   exactly as its node generated it and the prompt matches the KV cache the node left behind.
+ * - The cached pieces are checked against a whole-prompt render when a transition is new (see `verify`); a
+ *   template whose scaffolding depends on more than the transition (not prefix-stable) switches this assembler to
+ *   whole-prompt rendering for good, and results say so.
+ *
+ * Counting is O(new text) per call; the sum of `messageTokenCounts` is exactly what is decoded.
+ */
+export class PromptAssembler {
+  readonly renderer: ChatTemplateRenderer;
+  private readonly tokenizer: Tokenizer;
+  private readonly tools: readonly ToolDefinition[] | undefined;
+  private readonly verify: TemplateVerification;
+  private readonly contentCache: TokenCache;
+  private readonly pieceTokens = new TokenCache(4096);
+  private readonly pieceByTransition = new Map<string, string>();
+  private wholePrompt = false;
+  private readonly pendingWarnings: string[] = [];
+
+  constructor(options: PromptAssemblerOptions) {
+    this.renderer = options.renderer;
+    this.tokenizer = options.tokenizer;
+    this.tools = options.tools !== undefined && options.tools.length > 0 ? options.tools : undefined;
+    this.verify = options.verify ?? 'newShapes';
+    this.contentCache = options.contentCache ?? new TokenCache();
+  }
+
+  /** True once the template proved not prefix-stable: every call then renders the whole prompt. */
+  get fallbackToWholePrompt(): boolean {
+    return this.wholePrompt;
+  }
+
+  /** Exact token count of a text as message content (cached). */
+  countContentTokens(text: string): number {
+    return this.contentTokens(text).length;
+  }
+
+  /** Token ids of a text as message content (cached; do not mutate). */
+  contentTokens(text: string): Int32Array {
+    return this.contentCache.get(text, () => this.tokenizer.tokenize(text, { addSpecial: false, parseSpecial: false }));
+  }
+
+  /**
+   * Assembles the tokens of `messages`, ending with the generation prompt unless `addGenerationPrompt` is false.
+   * @throws LlamaDialogError `TemplateRenderFailed` (template error, or it drops/duplicates message contents),
+   *   `InvalidArgument` (no messages).
+   */
+  assemble(messages: readonly PromptMessage[], options: { addGenerationPrompt?: boolean } = {}): AssembledPrompt {
+    if (messages.length === 0) throw new LlamaDialogError('InvalidArgument', 'A prompt needs at least one message');
+    const addGenerationPrompt = options.addGenerationPrompt ?? true;
+    const warnings = this.pendingWarnings.splice(0);
+    let pieces: string[];
+    let segmentCacheUsed = false;
+    if (this.wholePrompt) {
+      pieces = this.renderPieces(messages, addGenerationPrompt);
+    } else {
+      const lookup = this.cachedPieces(messages, addGenerationPrompt);
+      pieces = lookup.pieces;
+      segmentCacheUsed = lookup.probed === 0;
+      if (this.verify === 'always' || (this.verify === 'newShapes' && lookup.probed > 0)) {
+        const whole = this.renderPieces(messages, addGenerationPrompt);
+        const mismatch = whole.findIndex((piece, index) => piece !== pieces[index]);
+        if (mismatch >= 0) {
+          this.wholePrompt = true;
+          warnings.push(
+            `The chat template (${this.renderer.description}) is not prefix-stable around message ${mismatch}: ` +
+              'falling back to whole-prompt rendering (slower; the KV cache may be re-read more often)',
+          );
+          pieces = whole;
+          segmentCacheUsed = false;
+        }
+      }
+    }
+    return this.tokenizePieces(messages, pieces, warnings, segmentCacheUsed);
+  }
+
+  private tokenizePieces(messages: readonly PromptMessage[], pieces: readonly string[], warnings: string[], segmentCacheUsed: boolean): AssembledPrompt {
+    const parts: Int32Array[] = [];
+    const messageTokenCounts: number[] = [];
+    let total = 0;
+    for (let index = 0; index < messages.length; index++) {
+      const message = messages[index]!;
+      const head = index === 0 ? this.firstPieceTokens(pieces[0]!) : this.pieceTokensOf(pieces[index]!);
+      const body =
+        message.replayTokens !== undefined && message.replayTokens !== null && message.role === 'assistant'
+          ? message.replayTokens
+          : this.contentTokens(message.content);
+      parts.push(head, body);
+      messageTokenCounts.push(head.length + body.length);
+      total += head.length + body.length;
+    }
+    const tail = this.pieceTokensOf(pieces[messages.length]!);
+    parts.push(tail);
+    total += tail.length;
+    messageTokenCounts[messageTokenCounts.length - 1]! += tail.length;
+    const tokens = new Int32Array(total);
+    let offset = 0;
+    for (const part of parts) {
+      tokens.set(part, offset);
+      offset += part.length;
+    }
+    return { tokens, messageTokenCounts, segmentCacheUsed, fallbackToWholePrompt: this.wholePrompt, warnings };
+  }
+
+  /** The prompt's first piece: BOS is added by the tokenizer unless the template printed it. */
+  private firstPieceTokens(piece: string): Int32Array {
+    const bos = this.renderer.bosToken;
+    const templatePrintsBos = bos !== '' && piece.startsWith(bos);
+    return this.pieceTokens.get(`\u0000first\u0000${piece}`, () =>
+      this.tokenizer.tokenize(piece, { addSpecial: !templatePrintsBos, parseSpecial: true }),
+    );
+  }
+
+  private pieceTokensOf(piece: string): Int32Array {
+    return this.pieceTokens.get(piece, () => this.tokenizer.tokenize(piece, { addSpecial: false, parseSpecial: true }));
+  }
+
+  /** Scaffolding pieces from the per-transition cache, probing (rendering a 2–3 message window) on a miss. */
+  private cachedPieces(messages: readonly PromptMessage[], addGenerationPrompt: boolean): { pieces: string[]; probed: number } {
+    const pieces: string[] = [];
+    let probed = 0;
+    const count = messages.length;
+    for (let index = 0; index <= count; index++) {
+      const key = transitionKey(messages, index, addGenerationPrompt);
+      let piece = this.pieceByTransition.get(key);
+      if (piece === undefined) {
+        piece = this.probePiece(messages, index, addGenerationPrompt);
+        this.pieceByTransition.set(key, piece);
+        probed++;
+      }
+      pieces.push(piece);
+    }
+    return { pieces, probed };
+  }
+
+  /**
+   * Renders the smallest window that holds transition `index` in the same position class — the first message,
+   * and the messages around the transition — and returns the scaffolding piece found there.
+   */
+  private probePiece(messages: readonly PromptMessage[], index: number, addGenerationPrompt: boolean): string {
+    const count = messages.length;
+    let window: PromptMessage[];
+    let pieceIndex: number;
+    let withGeneration = false;
+    if (index === 0) {
+      window = [messages[0]!];
+      pieceIndex = 0;
+    } else if (index === count) {
+      window = index === 1 ? [messages[0]!] : [messages[0]!, messages[index - 1]!];
+      pieceIndex = window.length;
+      withGeneration = addGenerationPrompt;
+    } else if (index === 1) {
+      window = [messages[0]!, messages[1]!];
+      pieceIndex = 1;
+    } else {
+      window = [messages[0]!, messages[index - 1]!, messages[index]!];
+      pieceIndex = 2;
+    }
+    return this.renderPieces(window, withGeneration)[pieceIndex]!;
+  }
+
+  /** Renders with sentinel contents and splits the text into the n + 1 scaffolding pieces. */
+  private renderPieces(messages: readonly ChatMessage[], addGenerationPrompt: boolean): string[] {
+    const sentinels = messages.map((_, index) => `${SENTINEL_PREFIX}${index}X`);
+    const text = this.renderer.render(
+      messages.map((message, index) => ({ role: message.role, content: sentinels[index]! })),
+      { addGenerationPrompt, tools: this.tools },
+    );
+    const pieces: string[] = [];
+    let position = 0;
+    for (let index = 0; index < sentinels.length; index++) {
+      const sentinel = sentinels[index]!;
+      const found = text.indexOf(sentinel, position);
+      if (found < 0 || text.indexOf(sentinel, found + sentinel.length) >= 0) {
+        const roles = messages.map((message) => message.role).join(', ');
+        throw new LlamaDialogError(
+          'TemplateRenderFailed',
+          `The chat template (${this.renderer.description}) ${found < 0 ? 'dropped or reordered' : 'repeated'} the content of message ${index} ` +
+            `when rendering [${roles}]; its prompts cannot be assembled token-exactly`,
+        );
+      }
+      pieces.push(text.slice(position, found));
+      position = found + sentinel.length;
+    }
+    pieces.push(text.slice(position));
+    return pieces;
+  }
+}
+
+/** Cache key of the scaffolding piece in front of message `index` (or the tail when `index` is the count). */
+function transitionKey(messages: readonly ChatMessage[], index: number, addGenerationPrompt: boolean): string {
+  const count = messages.length;
+  const first: ChatRole = messages[0]!.role;
+  if (index === 0) return `^${first}`;
+  const previous = messages[index - 1]!.role;
+  if (index === count) return `${first}|${previous}>$${addGenerationPrompt ? 'gen' : 'end'}${index === 1 ? '@1' : ''}`;
+  return `${first}|${previous}>${messages[index]!.role}${index === 1 ? '@1' : ''}`;
+}

@@ -1,0 +1,40 @@
+/** Inputs of one trimming decision, all in exact tokens. */
+export interface TrimInput {
+  /** Tokens that are never dropped: system message, current turn, scaffolding and generation prompt. */
+  fixedTokens: number;
+  /** Tokens of each history turn in the prompt, oldest first. */
+  turnTokens: readonly number[];
+  /** Prompt budget (`contextSize − maxTokens`). */
+  budget: number;
+  /** Level a trim ends at (`floor(budget × 0.75)` by default). */
+  trimTarget: number;
+}
+
+export interface TrimDecision {
+  /** How many of the oldest turns to drop (0 when the prompt fits the budget). */
+  dropCount: number;
+  /** Prompt tokens after dropping them. */
+  promptTokens: number;
+  /** True when the prompt was over the budget and turns were dropped. */
+  trimmed: boolean;
+  /** True when even the fixed part exceeds the budget: every history turn is dropped. */
+  fixedPartOverBudget: boolean;
+}
+
+/**
+ * Whole-turn trimming with hysteresis (SPEC §3.4): nothing happens while the prompt is at or below `budget`; once it
+ * is above, the oldest whole turns are dropped until the prompt is at or below `trimTarget` (or no history is left).
+ * Pure arithmetic: the caller re-counts the exact prompt afterwards.
+ */
+export function trimToBudget(input: TrimInput): TrimDecision {
+  const { fixedTokens, turnTokens, budget, trimTarget } = input;
+  let total = fixedTokens;
+  for (const tokens of turnTokens) total += tokens;
+  if (total <= budget) return { dropCount: 0, promptTokens: total, trimmed: false, fixedPartOverBudget: false };
+  let dropCount = 0;
+  while (dropCount < turnTokens.length && total > trimTarget) {
+    total -= turnTokens[dropCount]!;
+    dropCount++;
+  }
+  return { dropCount, promptTokens: total, trimmed: dropCount > 0, fixedPartOverBudget: fixedTokens > budget };
+}

@@ -1,0 +1,55 @@
+import Mustache from 'mustache';
+import type { Interaction } from '../dialog/interaction.js';
+import { LlamaDialogError } from '../errors.js';
+
+/** Where a node's rendered Template goes relative to the current user line, and as which role. */
+export interface TemplatePlacement {
+  /** `before` or `after` the user's line (default `before`). */
+  position: 'before' | 'after';
+  /** `system`: a message of its own; `user`: joined to the user's message with a blank line (default `system`). */
+  role: 'system' | 'user';
+}
+
+export const DEFAULT_TEMPLATE_PLACEMENT: Readonly<TemplatePlacement> = Object.freeze({ position: 'before', role: 'system' });
+
+/**
+ * The view a node Template is rendered with (Mustache, no HTML escaping). Agent variables are also spread at the
+ * top level (the names below win over a variable of the same name).
+ * - `input`: the text this node answers (user line or its Input slot); `userLine`: the user's line.
+ * - `slots`: the turn's input slots. `instructions`: name → text of this turn's instructions;
+ *   `instructionList`: `[{ name, text }]`. `knowledge`: `[{ text, source, score }]`; `knowledgeText`: the texts
+ *   joined by blank lines; `hasKnowledge`. `variables`: the agent variables.
+ */
+export function buildTemplateView(
+  turn: Readonly<Interaction>,
+  input: string,
+  variables: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  const instructions: Record<string, string> = {};
+  for (const instruction of turn.instructions) instructions[instruction.name] = instruction.text;
+  return {
+    ...variables,
+    variables,
+    input,
+    userLine: turn.userLine,
+    slots: turn.slots,
+    instructions,
+    instructionList: turn.instructions.map((item) => ({ name: item.name, text: item.text })),
+    knowledge: turn.knowledge.map((item) => ({ text: item.text, source: item.source, score: item.score })),
+    knowledgeText: turn.knowledge.map((item) => item.text).join('\n\n'),
+    hasKnowledge: turn.knowledge.length > 0,
+  };
+}
+
+/**
+ * Renders a node Template with Mustache, without HTML escaping.
+ * @throws LlamaDialogError `TemplateRenderFailed` on a malformed template (unclosed tag or section).
+ */
+export function renderTurnTemplate(template: string, view: Record<string, unknown>): string {
+  try {
+    return Mustache.render(template, view, {}, { escape: (value: unknown) => String(value) });
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new LlamaDialogError('TemplateRenderFailed', `The node template failed to render: ${detail}`, { cause: error });
+  }
+}
