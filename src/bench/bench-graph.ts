@@ -23,9 +23,10 @@ export function benchGraph(
     params: {
       systemPrompt: workload.systemPrompt,
       contextSize: workload.contextSize,
+      maxTokens: workload.maxTokens,
+      temperature: options.temperature ?? 0,
       trimTargetRatio: options.trimTargetRatio,
       stream: true,
-      sampling: { temperature: options.temperature ?? 0, maxTokens: workload.maxTokens },
     },
     exits: { default: workload.summarize ? 'summarize' : null },
   };
