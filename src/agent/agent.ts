@@ -233,6 +233,20 @@ export class Agent {
     await Promise.all([...this.slots.values()].map((slot) => slot.release()));
   }
 
+  /**
+   * Stores the result of a recorded tool call (e.g. one with the Replay disposition, which does not pause): from the
+   * next prompt on, the call is replayed with this result as a call+result pair. Allowed while Idle or Paused.
+   * @throws LlamaDialogError AgentBusy while Running; InvalidArgument for an unknown call id; InputTooLong.
+   */
+  submitToolResult(callId: string, result: string): void {
+    this.assertAlive();
+    if (this.currentState === 'Running') {
+      throw new LlamaDialogError('AgentBusy', `agent ${this.id} is Running: submit tool results while Idle or Paused`);
+    }
+    if (typeof result !== 'string') throw new LlamaDialogError('InvalidArgument', 'submitToolResult: result must be a string');
+    this.dialog.completeToolCall(callId, result, 'Completed');
+  }
+
   /** Every turn so far, oldest first (read-only view of the dialog). */
   get history(): readonly Readonly<Interaction>[] {
     return this.dialog.interactions;
@@ -359,6 +373,15 @@ export class Agent {
     let interaction: Readonly<Interaction> | undefined;
 
     const emit = (event: TurnEvent): void => turn.push(event);
+    let finalEmitted = false;
+    const emitFinal = (): void => {
+      if (finalEmitted) return;
+      finalEmitted = true;
+      const lastReply = interaction?.replies.at(-1);
+      const text = lastReply ? lastReply.text : latestPartial;
+      const node = lastReply ? lastReply.node : latestPartial ? latestNode : '';
+      emit({ type: 'answerText', node, text, isDelta: false, isFinal: true });
+    };
 
     try {
       // Yield once so that sendMessage returns (and the caller can start iterating) before any event is produced.
@@ -372,6 +395,7 @@ export class Agent {
           steps = step;
           const compiled = this.graph.nodes.get(nodeName) as CompiledNode;
           const node = this.nodes.get(nodeName) as GraphNode;
+          if (compiled.definition.finalizesAnswer) emitFinal();
           const recorder = new NodeDiagnosticsRecorder(this.options.enableDiagnostics, {
             name: nodeName,
             type: compiled.type,
@@ -448,10 +472,7 @@ export class Agent {
     }
     if (interaction && this.dialog.current === interaction) this.dialog.endTurn();
 
-    const lastReply = interaction?.replies.at(-1);
-    const finalText = lastReply ? lastReply.text : latestPartial;
-    const finalNode = lastReply ? lastReply.node : latestPartial ? latestNode : '';
-    emit({ type: 'answerText', node: finalNode, text: finalText, isDelta: false, isFinal: true });
+    emitFinal();
 
     let diagnostics: TurnDiagnostics | undefined;
     if (this.options.enableDiagnostics) {

@@ -308,16 +308,18 @@ export class Session {
 
   private declareGraphVariables(graph: CompiledGraph, variables: AgentVariables): void {
     for (const node of graph.nodes.values()) {
-      const attributes = node.params.attributes;
-      if (node.type !== 'ClassifyAttributesLLM' || !attributes || typeof attributes !== 'object') continue;
-      for (const name of Object.keys(attributes)) {
+      const written: string[] = [];
+      const { attributes, variable } = node.params;
+      if (node.type === 'ClassifyAttributesLLM' && attributes && typeof attributes === 'object') written.push(...Object.keys(attributes));
+      if (node.type === 'ClassifyIntentLLM' && typeof variable === 'string') written.push(variable);
+      for (const name of written) {
         try {
           variables.declare(name, '');
         } catch (error) {
           if (!isLlamaDialogError(error)) throw error;
           throw new LlamaDialogError(
             'GraphCompilationFailed',
-            `graph compilation failed: node "${node.name}" classifies attribute "${name}", but variable "${name}" is not a string`,
+            `graph compilation failed: node "${node.name}" writes variable "${name}", which is declared with a type other than string`,
           );
         }
       }

@@ -47,6 +47,11 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
       io.stderr(`llama-dialog ${command.name}: ${error.message}\n`);
       return error.errorName === 'InvalidArgument' ? ExitCode.Usage : ExitCode.Failed;
     }
+    if (isSystemError(error)) {
+      // ENOENT, EACCES, ENOSPC...: the message names the path and the cause; a stack adds nothing.
+      io.stderr(`llama-dialog ${command.name}: ${error.message}\n`);
+      return ExitCode.Failed;
+    }
     io.stderr(`llama-dialog ${command.name}: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`);
     return ExitCode.Failed;
   }
@@ -74,4 +79,9 @@ export function parseCommandLine(command: CliCommand, args: readonly string[]): 
     throw new LlamaDialogError('InvalidArgument', problems.join('; '), { cause: parsed.error });
   }
   return parsed.data;
+}
+
+function isSystemError(error: unknown): error is Error & { code: string } {
+  const code: unknown = error instanceof Error ? Reflect.get(error, 'code') : undefined;
+  return typeof code === 'string' && /^E[A-Z]+$/.test(code);
 }

@@ -71,7 +71,7 @@ export class Context implements InferenceContext {
    * @throws LlamaDialogError Aborted (during the prompt); ContextOverflow; InvalidToken; InvalidArgument;
    *   ContextBusy; ObjectDisposed.
    */
-  generate(options: GenerateOptions): Promise<GenerateResult> {
+  async generate(options: GenerateOptions): Promise<GenerateResult> {
     const parsed = parseOptions(generateOptionsSchema, options, 'generate options');
     let callbackError: { error: unknown } | undefined;
     const onToken = options.onToken;
@@ -86,14 +86,11 @@ export class Context implements InferenceContext {
           }
         }
       : undefined;
-    return this.#run('generate', parsed.signal, async () => {
-      const result = await this.#handle.generate(
-        { prompt: parsed.prompt, maxTokens: parsed.maxTokens, sampling: parsed.sampling ?? {}, stop: parsed.stop ?? [] },
-        onPiece,
-      );
-      if (callbackError) throw callbackError.error;
-      return result;
-    });
+    const request = { prompt: parsed.prompt, maxTokens: parsed.maxTokens, sampling: parsed.sampling ?? {}, stop: parsed.stop ?? [] };
+    const result = await this.#run('generate', parsed.signal, () => this.#handle.generate(request, onPiece));
+    // The listener's own error, unchanged: the caller wrote it.
+    if (callbackError) throw callbackError.error;
+    return result;
   }
 
   /**

@@ -43,20 +43,6 @@ export abstract class GgufByteSource {
     return this.has(n);
   }
 
-  /** Skips `n` bytes; false when the input ends first. */
-  async skip(n: number): Promise<boolean> {
-    if (n > this.remaining) return false;
-    const buffered = Math.min(n, this.end - this.position);
-    this.position += buffered;
-    const rest = n - buffered;
-    if (rest > 0) {
-      this.windowStart = this.offset + rest;
-      this.position = 0;
-      this.end = 0;
-    }
-    return true;
-  }
-
   /** Returns the next `n` bytes (which {@link ensure} made available) and moves past them. */
   take(n: number): Buffer {
     const bytes = this.window.subarray(this.position, this.position + n);

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { LlamaDialogError } from '../errors.js';
 import { readGgufFile, type GgufFile } from './gguf-reader.js';
 import { GgmlType, type GgufMetadataValue } from './gguf-types.js';
@@ -96,8 +98,9 @@ export interface SyntheticModelInfo {
  * scales keep activations near unit size so logits stay finite) and the tokenizer of a vocab-only GGUF.
  * When the vocabulary has no `tokenizer.chat_template`, one that fits its special tokens is added
  * (see {@link chatTemplateForVocabulary}).
- * @throws LlamaDialogError `InvalidArgument` for an unknown preset, a non-integer seed, or a vocabulary
- *   file without tokens; `ModelLoadFailed` when the vocabulary file is missing or not GGUF.
+ * @throws LlamaDialogError `InvalidArgument` for an unknown preset, a non-integer seed, a missing output
+ *   folder, or a vocabulary file without tokens; `ModelLoadFailed` when the vocabulary file is missing or
+ *   not GGUF. Filesystem errors while writing (permissions, disk full) pass through as Node errors.
  */
 export async function writeSyntheticModel(options: SyntheticModelOptions): Promise<SyntheticModelInfo> {
   const started = performance.now();
@@ -111,6 +114,9 @@ export async function writeSyntheticModel(options: SyntheticModelOptions): Promi
   }
   if (!Number.isSafeInteger(seed)) {
     throw new LlamaDialogError('InvalidArgument', `synthetic model seed must be an integer, got ${seed}`);
+  }
+  if (!existsSync(dirname(outPath))) {
+    throw new LlamaDialogError('InvalidArgument', `cannot write ${outPath}: folder ${dirname(outPath)} does not exist`);
   }
   const shape: SyntheticModelShape = SYNTHETIC_PRESETS[preset];
   const vocab = await readGgufFile(vocabPath);

@@ -9,12 +9,14 @@ export class SeededRandom {
   private s3: number;
 
   /**
-   * @param seed any integer; equal seeds and streams give equal sequences on every platform.
+   * @param seed any safe integer; equal seeds and streams give equal sequences on every platform.
    * @param stream a second integer that selects an independent sequence (e.g. a tensor index).
    */
   constructor(seed: number, stream = 0) {
     // Expand (seed, stream) into four well-mixed words; an all-zero state would stick at zero.
-    let mix = (Math.trunc(seed) ^ Math.imul(Math.trunc(stream) + 1, 0x9e3779b9)) >>> 0;
+    const whole = Math.trunc(seed);
+    const high = Math.floor(whole / 4294967296); // seeds beyond 32 bits must not alias smaller ones
+    let mix = (whole ^ Math.imul(high, 0x85ebca6b) ^ Math.imul(Math.trunc(stream) + 1, 0x9e3779b9)) >>> 0;
     const next = (): number => {
       mix = (mix + 0x9e3779b9) >>> 0;
       let z = mix;

@@ -65,10 +65,11 @@ export function compileGraph(graph: unknown, options: CompileGraphOptions): Comp
     const problem = definition.check?.(params.data, { modelReference });
     if (problem) fail(`${where}: bad params: ${problem}`);
     const exits: Record<string, string | null> = {};
-    for (const exitName of definition.exits) exits[exitName] = null;
+    const exitNames = [...definition.exits, ...(definition.extraExits?.(params.data) ?? [])];
+    for (const exitName of exitNames) exits[exitName] = null;
     for (const [exitName, target] of Object.entries(node.exits)) {
-      if (!definition.exits.includes(exitName)) {
-        fail(`${where}: unknown exit "${exitName}" (a ${node.type} node has: ${definition.exits.join(', ')})`);
+      if (!exitNames.includes(exitName)) {
+        fail(`${where}: unknown exit "${exitName}" (this ${node.type} node has: ${exitNames.join(', ')})`);
       }
       exits[exitName] = target;
     }

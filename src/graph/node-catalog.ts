@@ -1,11 +1,28 @@
 import type { NodeDefinition } from './node-definition.js';
 import { cannedResponseNode } from './nodes/canned-response-node.js';
+import { classifyAttributesNode } from './nodes/classify-attributes-node.js';
+import { classifyIntentNode } from './nodes/classify-intent-node.js';
 import { generateNode } from './nodes/generate-node.js';
 import { guardrailNode } from './nodes/guardrail-node.js';
 import { instructionNode } from './nodes/instruction-node.js';
 import { pauseNode } from './nodes/pause-node.js';
+import { summarizeNode } from './nodes/summarize-node.js';
+import { toolCallNode } from './nodes/tool-call-node.js';
 
-/** Every node type a graph may use, by type name. New node types are added here. */
+/**
+ * Every node type a graph may use, by type name. A new node type (Retrieve, GenerateAndSpeak, Speak) is one file
+ * under nodes/ exporting a NodeDefinition, added to this list.
+ */
 export const nodeCatalog: ReadonlyMap<string, NodeDefinition> = new Map(
-  [generateNode, cannedResponseNode, guardrailNode, instructionNode, pauseNode].map((definition) => [definition.type, definition]),
+  [
+    generateNode,
+    toolCallNode,
+    summarizeNode,
+    instructionNode,
+    classifyIntentNode,
+    classifyAttributesNode,
+    pauseNode,
+    cannedResponseNode,
+    guardrailNode,
+  ].map((definition) => [definition.type, definition]),
 );

@@ -37,12 +37,19 @@ export interface NodeDefinition<P extends Record<string, unknown> = Record<strin
   readonly type: string;
   /** Validates and fills defaults; strict, so a misspelt param is a compilation error. */
   readonly paramsSchema: z.ZodType<P>;
-  /** Exit names the node can take; the first is taken by nodes that have a single exit. */
+  /** Exit names every node of this type has. */
   readonly exits: readonly string[];
+  /** Extra exits that depend on the params (e.g. one per intent); checked like `exits`. */
+  extraExits?(params: P): readonly string[];
   /** Params that change the shape of the agent (model, tools, sizes): never mutable after creation. */
   readonly structuralParams: readonly string[];
   /** True when the node runs inference (needs a model and owns a KV cache). */
   readonly usesModel: boolean;
+  /**
+   * True for nodes that run after the answer (Summarize): the turn's final answerText is sent before such a node
+   * starts, so the player does not wait for it.
+   */
+  readonly finalizesAnswer?: boolean;
   /** Extra semantic checks after the schema; returns the first problem or undefined. */
   check?(params: P, context: NodeCheckContext): string | undefined;
   /** Creates the node's per-agent instance (called once per agent). */

@@ -165,7 +165,7 @@ export class ChatTemplateRenderer {
       bos_token: this.bosToken,
       eos_token: this.eosToken,
       date_string: formatDate(this.date, '%d %b %Y'),
-      strftime_now: (format: unknown) => formatDate(this.date, String(format)),
+      [FIXED_STRFTIME]: (format: unknown) => formatDate(this.date, String(format)),
     };
     if (tools !== undefined) context.tools = tools;
     try {
@@ -179,7 +179,8 @@ export class ChatTemplateRenderer {
   private static createJinja(template: string, source: ChatTemplateSource, options: ChatTemplateRendererOptions): ChatTemplateRenderer {
     let parsed: Template;
     try {
-      parsed = new Template(template);
+      // @huggingface/jinja's own strftime_now reads the clock and cannot be overridden: route calls to a fixed date.
+      parsed = new Template(template.replace(/\bstrftime_now\s*\(/g, `${FIXED_STRFTIME}(`));
     } catch (error) {
       const detail = error instanceof Error ? error.message : String(error);
       throw new LlamaDialogError('TemplateRenderFailed', `The chat template does not parse: ${detail}`, { cause: error });
@@ -238,6 +239,8 @@ function familyFromVocabulary(tokenizer: Tokenizer): BuiltinTemplateFamily | nul
   }
   return null;
 }
+
+const FIXED_STRFTIME = 'llama_dialog_strftime_now';
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 

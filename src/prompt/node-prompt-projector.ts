@@ -75,6 +75,8 @@ export interface ProjectionDiagnostics {
   contextSize: number;
   maxTokens: number;
   trimTarget: number;
+  /** Tokens the prompt would have taken without trimming this turn (equals `promptTokens` when not trimmed). */
+  promptTokensBeforeTrim: number;
   /** True when this projection dropped turns (the prompt was over the budget). */
   trimmed: boolean;
   turnsDroppedThisTurn: number;
@@ -238,8 +240,8 @@ export class NodePromptProjector {
     let firstKept = start;
     let { assembled, plan } = assembleFrom(firstKept);
     let trimmed = false;
+    const promptTokensBeforeTrim = assembled.tokens.length;
     if (assembled.tokens.length > this.budget.budget) {
-      trimmed = true;
       const turnTokens = new Map<number, number>();
       let fixedTokens = 0;
       plan.turns.forEach((turn, index) => {
@@ -250,21 +252,22 @@ export class NodePromptProjector {
       const ordered: number[] = [];
       for (let turn = start; turn < current.turn; turn++) ordered.push(turnTokens.get(turn) ?? 0);
       const decision = trimToBudget({ fixedTokens, turnTokens: ordered, budget: this.budget.budget, trimTarget: this.budget.trimTarget });
-      firstKept = start + decision.dropCount;
-      ({ assembled, plan } = assembleFrom(firstKept));
+      if (decision.dropCount > 0) {
+        firstKept = start + decision.dropCount;
+        ({ assembled, plan } = assembleFrom(firstKept));
+      }
       // Scaffolding of the new first turn may differ by a token or two from the estimate: settle on exact counts.
-      while (assembled.tokens.length > this.budget.trimTarget && firstKept < current.turn) {
+      while (firstKept > start && assembled.tokens.length > this.budget.trimTarget && firstKept < current.turn) {
         firstKept++;
         ({ assembled, plan } = assembleFrom(firstKept));
       }
+      trimmed = firstKept > start;
       if (assembled.tokens.length > this.budget.budget) {
         warnings.push(
           `Node ${this.node}: the system message and the current turn take ${assembled.tokens.length} tokens, over the ` +
             `prompt budget of ${this.budget.budget}; the model sees no history`,
         );
       }
-    } else if (assembled.tokens.length > this.budget.budget) {
-      warnings.push(`Node ${this.node}: the prompt takes ${assembled.tokens.length} tokens, over the budget of ${this.budget.budget}`);
     }
     if (assembled.tokens.length >= this.budget.contextSize) {
       throw new LlamaDialogError(
@@ -308,6 +311,7 @@ export class NodePromptProjector {
         contextSize: this.budget.contextSize,
         maxTokens: this.budget.maxTokens,
         trimTarget: this.budget.trimTarget,
+        promptTokensBeforeTrim,
         trimmed,
         turnsDroppedThisTurn: firstKept - start,
         firstTurnInPrompt,

@@ -182,29 +182,31 @@ export class PromptAssembler {
   }
 
   /**
-   * Renders the smallest window that holds transition `index` in the same position class — the first message,
-   * and the messages around the transition — and returns the scaffolding piece found there.
+   * Renders the smallest window that holds transition `index` in the same position class — the first message, the
+   * message before and the message itself — and returns the scaffolding piece found there. An interior piece's
+   * window gets a trailing user message, because in a real prompt something always follows it (templates such as
+   * Qwen 3 render the last assistant message differently).
    */
   private probePiece(messages: readonly PromptMessage[], index: number, addGenerationPrompt: boolean): string {
     const count = messages.length;
-    let window: PromptMessage[];
+    const following: ChatMessage = { role: 'user', content: '' };
+    let window: ChatMessage[];
     let pieceIndex: number;
-    let withGeneration = false;
-    if (index === 0) {
-      window = [messages[0]!];
-      pieceIndex = 0;
-    } else if (index === count) {
+    if (index === count) {
       window = index === 1 ? [messages[0]!] : [messages[0]!, messages[index - 1]!];
-      pieceIndex = window.length;
-      withGeneration = addGenerationPrompt;
+      return this.renderPieces(window, addGenerationPrompt)[window.length]!;
+    }
+    if (index === 0) {
+      window = [messages[0]!, following];
+      pieceIndex = 0;
     } else if (index === 1) {
-      window = [messages[0]!, messages[1]!];
+      window = [messages[0]!, messages[1]!, following];
       pieceIndex = 1;
     } else {
-      window = [messages[0]!, messages[index - 1]!, messages[index]!];
+      window = [messages[0]!, messages[index - 1]!, messages[index]!, following];
       pieceIndex = 2;
     }
-    return this.renderPieces(window, withGeneration)[pieceIndex]!;
+    return this.renderPieces(window, false)[pieceIndex]!;
   }
 
   /** Renders with sentinel contents and splits the text into the n + 1 scaffolding pieces. */

@@ -14,7 +14,12 @@ export async function generateFromProjection(
   projection: PromptProjection,
   options: { maxTokens: number; sampling: SamplingOptions; stop?: string[]; onToken?: (piece: string) => void },
 ): Promise<GenerateResult> {
-  for (const warning of projection.diagnostics.warnings) run.warn(warning);
+  // The renderer's fallback notice repeats in every projection: keep it in diagnostics, not in the event stream.
+  const rendererWarnings = new Set(inference.prompts.renderer.warnings);
+  for (const warning of projection.diagnostics.warnings) {
+    if (rendererWarnings.has(warning)) run.diagnostics.warn(warning);
+    else run.warn(warning);
+  }
   run.diagnostics.setInput(inputDiagnostics(projection));
   const result = await inference.run((context) =>
     context.generate({

@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import { explainCache } from '../../diag/cache-miss.js';
+import { PromptAssembler } from '../../prompt/prompt-assembler.js';
+import { buildSummaryMessages, planRollingSummary } from '../../prompt/rolling-summary.js';
+import { defineNode, type GraphNode } from '../node-definition.js';
+import type { NodeInference, NodeRunContext } from '../node-run-context.js';
+import { inferenceParamsShape, inferenceStructuralParams, samplingFrom, samplingParamsShape } from './shared-params.js';
+
+const paramsSchema = z.strictObject({
+  ...inferenceParamsShape,
+  ...samplingParamsShape,
+  /** Summarize once the not-yet-summarized turns (excluding the kept ones) hold this many tokens. */
+  triggerTokens: z.number().int().min(1).max(1 << 20).default(1024),
+  /** The latest this-many turns (the current one included) are never summarized. */
+  keepRecentTurns: z.number().int().min(0).max(1024).default(2),
+  /** Instructions for writing the summary ('' = built-in instructions). */
+  systemPrompt: z.string().max(20_000).default(''),
+  /** Longest summary (tokens). */
+  maxTokens: z.number().int().min(1).max(1 << 20).default(256),
+});
+type SummarizeParams = z.infer<typeof paramsSchema>;
+
+class SummarizeNode implements GraphNode {
+  readonly type = 'Summarize';
+  private assembler: PromptAssembler | undefined;
+
+  constructor(readonly name: string) {}
+
+  private assemblerFor(inference: NodeInference): PromptAssembler {
+    this.assembler ??= new PromptAssembler({
+      renderer: inference.prompts.renderer,
+      tokenizer: inference.model,
+      contentCache: inference.prompts.contentCache,
+    });
+    return this.assembler;
+  }
+
+  async execute(run: NodeRunContext): Promise<string> {
+    const params = run.params as SummarizeParams;
+    const inference = run.inference();
+    const assembler = this.assemblerFor(inference);
+    const plan = planRollingSummary(
+      run.dialog,
+      { triggerTokens: params.triggerTokens, keepRecentTurns: params.keepRecentTurns },
+      (text) => assembler.countContentTokens(text),
+    );
+    if (!plan) {
+      run.diagnostics.addData({ summarized: false });
+      return 'default';
+    }
+    const messages = buildSummaryMessages(plan, params.systemPrompt);
+    const assembled = assembler.assemble(messages);
+    if (assembled.tokens.length + params.maxTokens > inference.contextSize) {
+      run.warn(
+        `summary skipped: turns ${plan.fromTurn}–${plan.throughTurn} need ${assembled.tokens.length} prompt tokens + ${params.maxTokens} ` +
+          `for the summary, more than the context of ${inference.contextSize}; lower triggerTokens or raise contextSize`,
+      );
+      run.diagnostics.addData({ summarized: false, pendingTokens: plan.pendingTokens });
+      return 'default';
+    }
+    const before = { mirror: 0 };
+    const result = await inference.run((context) => {
+      before.mirror = context.tokens.length;
+      return context.generate({ prompt: assembled.tokens, maxTokens: params.maxTokens, sampling: samplingFrom(params), signal: run.signal });
+    });
+    run.addTokensGenerated(result.tokens.length);
+    const text = result.text.trim();
+    run.dialog.addSummary({ node: this.name, text, coversThroughTurn: plan.throughTurn });
+    run.emitNodeEvent('summaryWritten', { fromTurn: plan.fromTurn, throughTurn: plan.throughTurn, tokens: result.tokens.length });
+    run.diagnostics.setInput({
+      prompt: messages.map((message, index) => ({ role: message.role, content: message.content, tokens: assembled.messageTokenCounts[index] ?? 0 })),
+      promptTokens: assembled.tokens.length,
+      budget: inference.contextSize - params.maxTokens,
+      contextSize: inference.contextSize,
+      turnsTrimmed: 0,
+      firstTurnInPrompt: plan.fromTurn,
+      historyTurnsInPrompt: plan.turns.length,
+      summaryUsed: null,
+      template: assembler.renderer.description,
+      segmentCacheUsed: assembled.segmentCacheUsed,
+      fallbackToWholePrompt: assembled.fallbackToWholePrompt,
+    });
+    const { timings } = result;
+    run.diagnostics.setCache(explainCache({ reused: timings.promptReused, evaluated: timings.promptEvaluated }, undefined, inference.cacheFacts));
+    run.diagnostics.setOutput({ text, tokens: result.tokens.length, stopReason: result.stopReason });
+    run.diagnostics.setTimings({ promptMs: timings.promptMs, firstTokenMs: timings.firstTokenMs, generateMs: timings.generateMs });
+    run.diagnostics.addData({ summarized: true, fromTurn: plan.fromTurn, throughTurn: plan.throughTurn, pendingTokens: plan.pendingTokens });
+    return 'default';
+  }
+}
+
+/**
+ * Rolling summary (SPEC §3.5): when the turns not yet summarized, excluding the latest keepRecentTurns, reach
+ * triggerTokens, writes a summary covering them and the previous summary. Answering nodes then append it to their
+ * system message as labelled dialogue data. The turn's final answer is sent before this node runs, so placed after
+ * the answering node it adds no wait before the reply.
+ */
+export const summarizeNode = defineNode({
+  type: 'Summarize',
+  paramsSchema,
+  exits: ['default'],
+  structuralParams: [...inferenceStructuralParams],
+  usesModel: true,
+  finalizesAnswer: true,
+  create: (node) => new SummarizeNode(node.name),
+});

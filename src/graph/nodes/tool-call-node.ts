@@ -1,0 +1,188 @@
+import { z } from 'zod';
+import type { ToolCallDisposition } from '../../dialog/interaction.js';
+import { isLlamaDialogError } from '../../errors.js';
+import type { ToolDefinition } from '../../prompt/chat-message.js';
+import { defineNode, type GraphNode } from '../node-definition.js';
+import type { NodeRunContext } from '../node-run-context.js';
+import { PauseTimedOutSignal } from '../pause-timed-out.js';
+import { checkJsonSchema } from '../tools/json-schema-check.js';
+import { parseToolCalls, type ParsedToolCall } from '../tools/tool-call-parser.js';
+import { NodeProjectorHolder } from './node-projector-holder.js';
+import { generateFromProjection } from './projected-generation.js';
+import { inferenceParamsShape, inferenceStructuralParams, placementSchema, samplingFrom, samplingParamsShape } from './shared-params.js';
+import { checkTemplate } from './template-check.js';
+
+const toolSchema = z.strictObject({
+  name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/, 'tool names are 1–64 letters, digits, _ . - (not starting with a digit)'),
+  description: z.string().max(4000).default(''),
+  /** JSON schema of the arguments object. */
+  parameters: z
+    .record(z.string(), z.unknown())
+    .refine((schema) => schema.type === undefined || schema.type === 'object', 'tool parameters must be a JSON schema of type "object"')
+    .default({ type: 'object', properties: {} }),
+});
+
+const paramsSchema = z.strictObject({
+  ...inferenceParamsShape,
+  ...samplingParamsShape,
+  systemPrompt: z.string().max(200_000).default(''),
+  template: z.string().max(200_000).nullable().default(null),
+  placement: placementSchema,
+  input: z.string().min(1).nullable().default(null),
+  tools: z.array(toolSchema).min(1, 'give at least one tool').max(128),
+  /** Output format to parse; auto (default) accepts hermes `<tool_call>`, bare JSON and mistral `[TOOL_CALLS]`. */
+  format: z.enum(['auto', 'hermes', 'json', 'mistral']).default('auto'),
+  /** How recorded calls are kept in history and whether they pause the turn (SPEC §5.3). Default Omit. */
+  disposition: z.enum(['Omit', 'Replay', 'Pause', 'PauseAndAcknowledge', 'AwaitResult']).default('Omit'),
+  /** Pause timeout for pausing dispositions; 0 (default) = the runtime's toolCallPauseTimeoutMs (0 = forever). */
+  pauseTimeoutMs: z.number().int().min(0).max(86_400_000).default(0),
+  maxTokens: z.number().int().min(1).max(1 << 20).default(256),
+  /** Tool results longer than this many tokens are clipped in prompts, with a visible mark. */
+  toolResultTokenLimit: z.number().int().min(1).max(1 << 20).default(512),
+  trimTargetRatio: z.number().gt(0).max(1).default(0.75),
+});
+type ToolCallParams = z.infer<typeof paramsSchema>;
+
+const PAUSING: readonly ToolCallDisposition[] = ['Pause', 'PauseAndAcknowledge', 'AwaitResult'];
+
+/** A resume payload as the text stored for a call (tool output or acknowledgement). */
+function payloadText(payload: unknown, fallback: string): string {
+  if (payload === undefined || payload === null) return fallback;
+  return typeof payload === 'string' ? payload : JSON.stringify(payload);
+}
+
+interface CheckedCall {
+  parsed: ParsedToolCall;
+  error: string | undefined;
+}
+
+function checkCall(call: ParsedToolCall, tools: readonly ToolDefinition[]): CheckedCall {
+  if (call.problem) return { parsed: call, error: call.problem };
+  const tool = tools.find((candidate) => candidate.name === call.name);
+  if (!tool) return { parsed: call, error: `unknown tool "${call.name}" (tools: ${tools.map((t) => t.name).join(', ')})` };
+  if (typeof call.arguments !== 'object' || call.arguments === null || Array.isArray(call.arguments)) {
+    return { parsed: call, error: 'arguments must be a JSON object' };
+  }
+  return { parsed: call, error: checkJsonSchema(call.arguments, tool.parameters) };
+}
+
+class ToolCallNode implements GraphNode {
+  readonly type = 'ToolCall';
+  private readonly projector = new NodeProjectorHolder();
+
+  constructor(readonly name: string) {}
+
+  async execute(run: NodeRunContext): Promise<string> {
+    const params = run.params as ToolCallParams;
+    const tools: ToolDefinition[] = params.tools.map((tool) => ({ ...tool }));
+    const inference = run.inference();
+    const projector = this.projector.get(inference, {
+      node: this.name,
+      systemPrompt: params.systemPrompt,
+      template: params.template,
+      placement: params.placement,
+      input: params.input,
+      maxTokens: params.maxTokens,
+      trimTargetRatio: params.trimTargetRatio,
+      maintainHistory: run.settings.maintainDialogueHistory,
+      tools,
+      toolResultTokenLimit: params.toolResultTokenLimit,
+    });
+    const projection = projector.project(run.dialog, { variables: run.variables.toObject() });
+    const result = await generateFromProjection(run, inference, projection, {
+      maxTokens: params.maxTokens,
+      sampling: samplingFrom(params),
+    });
+    const parse = parseToolCalls(result.text, params.format);
+    const checked = parse.calls.map((call) => checkCall(call, tools));
+    const recorded: { callId: string; call: CheckedCall }[] = [];
+    for (const call of checked) {
+      const record = run.dialog.addToolCall({
+        node: this.name,
+        name: call.parsed.name || '(unnamed)',
+        arguments: call.parsed.argumentsJson.slice(0, run.dialog.limits.maxItemChars),
+        disposition: params.disposition,
+      });
+      if (call.error) run.dialog.completeToolCall(record.id, null, 'Failed');
+      else if (params.disposition === 'Omit') run.dialog.completeToolCall(record.id, null, 'Completed');
+      recorded.push({ callId: record.id, call });
+      run.emitToolCall({
+        callId: record.id,
+        name: record.name,
+        arguments: call.parsed.arguments,
+        argumentsJson: call.parsed.argumentsJson,
+        valid: call.error === undefined,
+        ...(call.error ? { error: call.error } : {}),
+        disposition: params.disposition,
+      });
+      if (call.error) run.warn(`invalid tool call ${record.id} (${record.name}): ${call.error}`);
+    }
+    run.diagnostics.addData({
+      toolCalls: recorded.map(({ callId, call }) => ({
+        callId,
+        name: call.parsed.name,
+        arguments: call.parsed.argumentsJson,
+        valid: call.error === undefined,
+        ...(call.error ? { error: call.error } : {}),
+      })),
+      textOutsideCalls: parse.text,
+    });
+    const valid = recorded.filter(({ call }) => call.error === undefined);
+    if (PAUSING.includes(params.disposition)) {
+      for (const { callId, call } of valid) await this.pauseFor(run, params, callId, call.parsed);
+    }
+    return valid.length > 0 ? 'toolCalled' : 'noToolCalled';
+  }
+
+  private async pauseFor(run: NodeRunContext, params: ToolCallParams, callId: string, call: ParsedToolCall): Promise<void> {
+    const timeoutMs = params.pauseTimeoutMs > 0 ? params.pauseTimeoutMs : run.settings.toolCallPauseTimeoutMs;
+    let outcome;
+    try {
+      outcome = await run.pause({
+        reason: 'toolCall',
+        timeoutMs,
+        toolCall: { callId, name: call.name, arguments: call.arguments, disposition: params.disposition },
+      });
+    } catch (error) {
+      if (isLlamaDialogError(error, 'Aborted')) run.dialog.completeToolCall(callId, null, 'Cancelled');
+      throw error;
+    }
+    if (outcome.kind === 'timedOut') {
+      run.dialog.completeToolCall(callId, null, 'TimedOut');
+      throw new PauseTimedOutSignal(this.name);
+    }
+    const limit = run.dialog.limits.maxItemChars;
+    const clipToDialog = (text: string): string =>
+      text.length <= limit ? text : `${text.slice(0, limit - 64)}\n[… tool output truncated at ${limit - 64} characters]`;
+    if (params.disposition === 'AwaitResult') {
+      run.dialog.completeToolCall(callId, clipToDialog(payloadText(outcome.payload, '')));
+    } else if (params.disposition === 'PauseAndAcknowledge') {
+      run.dialog.completeToolCall(callId, clipToDialog(payloadText(outcome.payload, 'acknowledged')));
+    } else {
+      run.dialog.completeToolCall(callId, null, 'Completed');
+    }
+  }
+}
+
+/**
+ * Lets the model call one of its tools. Calls are parsed from the output, checked against the tools' JSON schemas
+ * (invalid ones are recorded as Failed and reported, never dropped silently) and recorded with the node's
+ * disposition; pausing dispositions suspend the turn until `agent.resume(payload)`.
+ */
+export const toolCallNode = defineNode({
+  type: 'ToolCall',
+  paramsSchema,
+  exits: ['toolCalled', 'noToolCalled'],
+  structuralParams: [...inferenceStructuralParams, 'tools', 'format'],
+  usesModel: true,
+  check(params) {
+    const names = new Set<string>();
+    for (const tool of params.tools) {
+      if (names.has(tool.name)) return `duplicate tool name "${tool.name}"`;
+      names.add(tool.name);
+    }
+    return checkTemplate(params.template);
+  },
+  create: (node) => new ToolCallNode(node.name),
+});
+

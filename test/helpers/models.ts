@@ -1,0 +1,40 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { SYNTHETIC_MODEL_VERSION, writeSyntheticModel, type SyntheticPreset } from '../../src/engine/synthetic-model.js';
+import { repoRoot, vocabPath } from './llama-cpp.js';
+
+/** Where generated test models live (git-ignored); shared by all test runs and workers. */
+export const modelCacheDir = join(repoRoot, '.cache', 'models');
+
+/** Seed of every cached test model, so all tests see the same weights. */
+export const TEST_MODEL_SEED = 0;
+
+const pending = new Map<string, Promise<string>>();
+
+/** Cache path of a test model; the generator version in the name makes a newer generator write a new file. */
+export function testModelPath(preset: SyntheticPreset = 'tiny', vocab = 'llama-bpe'): string {
+  return join(modelCacheDir, `synthetic-${preset}-${vocab}-seed${TEST_MODEL_SEED}-v${SYNTHETIC_MODEL_VERSION}.gguf`);
+}
+
+/**
+ * Path of a synthetic test model, generating it on first use. Safe when several vitest fork workers
+ * ask at once: writeSyntheticModel writes a uniquely named temporary file and renames it into place,
+ * so a reader sees either no file or a complete one; two workers that race both write identical bytes
+ * (same seed) and the later rename simply replaces an equal file.
+ */
+export function ensureTestModel(preset: SyntheticPreset = 'tiny', vocab = 'llama-bpe'): Promise<string> {
+  const path = testModelPath(preset, vocab);
+  let promise = pending.get(path);
+  if (promise === undefined) {
+    promise = (async () => {
+      if (existsSync(path)) return path;
+      mkdirSync(modelCacheDir, { recursive: true });
+      await writeSyntheticModel({ vocabPath: vocabPath(vocab), preset, outPath: path, seed: TEST_MODEL_SEED });
+      return path;
+    })();
+    // A failed attempt must not poison later calls in this worker.
+    promise.catch(() => pending.delete(path));
+    pending.set(path, promise);
+  }
+  return promise;
+}
