@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import type { Agent } from '../agent/agent.js';
 import { Session } from '../agent/session.js';
-import type { NodeDiagnostics } from '../diag/turn-diagnostics.js';
 import { loadModel } from '../engine/load-model.js';
 import { LlamaDialogError } from '../errors.js';
 import type { NodeCallMetrics, TurnMetrics } from './bench-result.js';
 import type { BenchStrategy } from './bench-strategy.js';
+import { nodeMetrics } from './diagnostics-metrics.js';
 import { benchGraph } from './bench-graph.js';
 import type { Workload } from './workloads.js';
 
@@ -66,12 +66,16 @@ export class AgentStrategy implements BenchStrategy {
     if (!agent) throw new LlamaDialogError('InvalidArgument', 'prepare() must run before runTurn()');
     const started = performance.now();
     let firstTokenMs: number | null = null;
+    let answerMs: number | null = null;
     let reply = '';
     const turn = agent.sendMessage(line);
     for await (const event of turn) {
       if (event.type !== 'answerText') continue;
       if (firstTokenMs === null && event.text !== '') firstTokenMs = performance.now() - started;
-      if (event.isFinal) reply = event.text;
+      if (event.isFinal) {
+        reply = event.text;
+        answerMs = performance.now() - started;
+      }
     }
     const complete = await turn;
     const wallMs = performance.now() - started;
@@ -88,6 +92,7 @@ export class AgentStrategy implements BenchStrategy {
       turn: turnNumber,
       wallMs,
       firstTokenMs,
+      answerMs: answerMs ?? wallMs,
       promptTokens: total((node) => node.promptTokens),
       reusedTokens: total((node) => node.reusedTokens),
       evaluatedTokens: total((node) => node.evaluatedTokens),
@@ -105,37 +110,4 @@ export class AgentStrategy implements BenchStrategy {
     this.session = undefined;
     this.agent = undefined;
   }
-}
-
-/**
- * Figures of one node from its diagnostics; nodes that called no model (a Summarize node below its trigger)
- * give none.
- */
-export function nodeMetrics(node: NodeDiagnostics): NodeCallMetrics[] {
-  if (!node.input || !node.cache) return [];
-  const systemTokens = node.input.prompt[0]?.role === 'system' ? node.input.prompt[0].tokens : 0;
-  const causes = node.cache.causes;
-  const summaryWritten = node.type === 'Summarize';
-  let rereadFrom: number | null = null;
-  // A trim moves the history start to just after the system message, which stays cached. A new summary (or a
-  // Summarize node's fresh transcript) changes text inside or right after the system message: the engine's own
-  // common prefix is the best available witness of where, capped at the system message.
-  if (node.input.turnsTrimmed > 0) rereadFrom = systemTokens;
-  if (causes.includes('newSummary') || summaryWritten) rereadFrom = Math.min(node.cache.reused, systemTokens);
-  return [
-    {
-      node: node.name,
-      nodeType: node.type,
-      promptTokens: node.input.promptTokens,
-      reusedTokens: node.cache.reused,
-      evaluatedTokens: node.cache.evaluated,
-      generatedTokens: node.output?.tokens ?? 0,
-      trimmedTurns: node.input.turnsTrimmed,
-      summaryWritten,
-      firstTokenMs: node.timings ? node.timings.firstTokenMs : null,
-      totalMs: node.ms,
-      rereadFrom,
-      cacheMissCause: node.cache.miss ? (causes[0] ?? 'unknown') : null,
-    },
-  ];
 }

@@ -32,7 +32,11 @@ export function describeSetup(report: BenchReport): string[] {
 export function renderReportText(report: BenchReport, options: { perTurn?: boolean } = {}): string {
   const out: string[] = ['llama-dialog bench', ...describeSetup(report).map((line) => `  ${line}`), ''];
   if (options.perTurn ?? true) out.push(renderPerTurnTable(report), '');
-  out.push('Summary (times in ms; evaluated = prompt tokens decoded)', renderSummaryTable(report.strategies), '');
+  out.push(
+    'Summary (times in ms; ttft = to first reply text; answer = to the final reply, before any trailing Summarize; evaluated = prompt tokens decoded)',
+    renderSummaryTable(report.strategies),
+    '',
+  );
   if (report.ratios.length > 0) {
     out.push(
       'Ours ÷ baseline (below 1 = ours better)',
@@ -157,6 +161,7 @@ function renderSummaryTable(results: readonly StrategyResult[]): string {
       { header: 'p95' },
       { header: 'ttft med' },
       { header: 'ttft p95' },
+      { header: 'answer med' },
       { header: 'evaluated' },
       { header: 'eval med' },
       { header: 'eval p95' },
@@ -174,6 +179,7 @@ function renderSummaryTable(results: readonly StrategyResult[]): string {
       summary.p95TurnMs.toFixed(0),
       formatMs(summary.medianFirstTokenMs),
       formatMs(summary.p95FirstTokenMs),
+      formatMs(summary.medianAnswerMs),
       String(summary.totalEvaluatedTokens),
       summary.medianEvaluatedTokens.toFixed(0),
       summary.p95EvaluatedTokens.toFixed(0),

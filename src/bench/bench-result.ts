@@ -39,6 +39,11 @@ export interface TurnMetrics {
   wallMs: number;
   /** From sending the line to the first streamed reply text. */
   firstTokenMs: number | null;
+  /**
+   * From sending the line to the turn's final answer — what the player waits for. Shorter than `wallMs` when a
+   * node after the answer (Summarize) still runs.
+   */
+  answerMs: number;
   /** Sums over `nodes`. */
   promptTokens: number;
   reusedTokens: number;
@@ -60,6 +65,9 @@ export interface StrategySummary {
   p95TurnMs: number;
   medianFirstTokenMs: number;
   p95FirstTokenMs: number;
+  /** Time to the final answer (see TurnMetrics.answerMs). */
+  medianAnswerMs: number;
+  p95AnswerMs: number;
   totalPromptTokens: number;
   totalReusedTokens: number;
   totalEvaluatedTokens: number;

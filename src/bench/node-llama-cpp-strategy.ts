@@ -32,7 +32,10 @@ export interface NodeLlamaCppStrategyOptions {
  * - generated tokens = the tokens node-llama-cpp hands to `onToken`;
  * - prompt tokens = the sequence's context length at the end of the turn minus the generated tokens it
  *   decoded (the meter's `usedOutputTokens` delta − 1);
- * - a "trim" is a turn whose reuse fell below the previous prompt (a context shift re-read history);
+ * - a "trim" is a turn whose reuse fell below the previous prompt (a context shift re-read history). It keeps
+ *   replies as text and re-tokenizes them, so a reply whose text tokenizes differently from what was generated
+ *   is re-read on the next turn without any trim (checked: the context length at the first streamed token
+ *   equals the prompt size computed here);
  * - time to first token = first `onTextChunk`, as a streaming game would see it.
  */
 export class NodeLlamaCppStrategy implements BenchStrategy {
@@ -119,6 +122,7 @@ export class NodeLlamaCppStrategy implements BenchStrategy {
       turn,
       wallMs,
       firstTokenMs,
+      answerMs: wallMs,
       promptTokens,
       reusedTokens,
       evaluatedTokens,

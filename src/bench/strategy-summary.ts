@@ -58,6 +58,8 @@ export function summarizeTurns(turns: readonly TurnMetrics[]): StrategySummary {
     p95TurnMs: percentile(wall, 95),
     medianFirstTokenMs: median(firstToken),
     p95FirstTokenMs: percentile(firstToken, 95),
+    medianAnswerMs: median(turns.map((turn) => turn.answerMs)),
+    p95AnswerMs: percentile(turns.map((turn) => turn.answerMs), 95),
     totalPromptTokens: sum(turns.map((turn) => turn.promptTokens)),
     totalReusedTokens: sum(turns.map((turn) => turn.reusedTokens)),
     totalEvaluatedTokens: totalEvaluated,

@@ -67,6 +67,7 @@ function turn(index: number, nodes: NodeCallMetrics[], wallMs = 100): TurnMetric
     turn: index,
     wallMs,
     firstTokenMs: 10,
+    answerMs: wallMs,
     promptTokens: total('promptTokens'),
     reusedTokens: total('reusedTokens'),
     evaluatedTokens: total('evaluatedTokens'),

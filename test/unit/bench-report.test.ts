@@ -16,6 +16,7 @@ function turns(strategy: StrategyName, count: number, evaluated: (turn: number) 
       turn,
       wallMs: ms(turn),
       firstTokenMs: ms(turn) / 3,
+      answerMs: ms(turn),
       promptTokens,
       reusedTokens: promptTokens - evaluatedTokens,
       evaluatedTokens,
