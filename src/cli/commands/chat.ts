@@ -63,10 +63,14 @@ Options:
       const interactive = process.stdin.isTTY === true;
       const lines = createInterface({ input: process.stdin, terminal: interactive });
       if (interactive) io.stdout('Type a line and press Enter; /quit to leave.\nyou> ');
+      let turnNumber = 0;
       for await (const raw of lines) {
         const line = raw.trim();
         if (QUIT_COMMANDS.has(line)) break;
-        if (line !== '') await chatTurn(agent.sendMessage(line), io, options.diagnostics);
+        if (line !== '') {
+          turnNumber += 1;
+          await chatTurn(agent.sendMessage(line), turnNumber, io, options.diagnostics);
+        }
         if (interactive) io.stdout('you> ');
       }
       lines.close();
@@ -79,7 +83,7 @@ Options:
 
 type ChatTurn = ReturnType<Awaited<ReturnType<Session['createAgent']>>['sendMessage']>;
 
-async function chatTurn(turn: ChatTurn, io: CliIo, printDiagnostics: boolean): Promise<void> {
+async function chatTurn(turn: ChatTurn, turnNumber: number, io: CliIo, printDiagnostics: boolean): Promise<void> {
   const started = performance.now();
   let firstTextMs: number | null = null;
   let streamed = false;
@@ -102,13 +106,18 @@ async function chatTurn(turn: ChatTurn, io: CliIo, printDiagnostics: boolean): P
     io.stdout(`[turn ended ${complete.status}${complete.error ? `: ${complete.error.message}` : ''}]\n`);
   }
   if (complete.diagnostics) {
-    io.stdout(describeCacheFigures(complete.diagnostics, firstTextMs, turnMs));
+    io.stdout(describeCacheFigures(complete.diagnostics, turnNumber, firstTextMs, turnMs));
     if (printDiagnostics) io.stdout(`${JSON.stringify(complete.diagnostics, null, 2)}\n`);
   }
 }
 
-/** One line per model-calling node: how much of its prompt came from the KV cache. */
-export function describeCacheFigures(diagnostics: TurnDiagnostics, firstTextMs: number | null, turnMs: number): string {
+/** One line per model-calling node: how much of its prompt came from the KV cache; then the turn's times. */
+export function describeCacheFigures(
+  diagnostics: TurnDiagnostics,
+  turnNumber: number,
+  firstTextMs: number | null,
+  turnMs: number,
+): string {
   const lines = diagnostics.nodes
     .filter((node) => node.input !== undefined && node.cache !== undefined)
     .map((node) => {
@@ -119,7 +128,7 @@ export function describeCacheFigures(diagnostics: TurnDiagnostics, firstTextMs: 
       return `  [${node.name}] prompt ${input.promptTokens} tokens: reused ${cache.reused}, evaluated ${cache.evaluated}${trimmed}${miss}`;
     });
   const first = firstTextMs === null ? 'no text' : `first text ${firstTextMs.toFixed(0)} ms`;
-  return `${lines.join('\n')}${lines.length > 0 ? '\n' : ''}  [turn ${diagnostics.turn}] ${first}, turn ${turnMs.toFixed(0)} ms\n`;
+  return `${lines.join('\n')}${lines.length > 0 ? '\n' : ''}  [turn ${turnNumber}] ${first}, turn ${turnMs.toFixed(0)} ms\n`;
 }
 
 /** The blacksmith NPC of the benchmark, with longer replies and a little randomness for conversation. */
