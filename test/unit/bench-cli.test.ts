@@ -55,3 +55,53 @@ describe('llama-dialog bench flags', () => {
     }
   });
 });
+
+describe('llama-dialog chat cache figures', () => {
+  it('prints one line per model-calling node and the turn times', async () => {
+    const { describeCacheFigures } = await import('../../src/cli/commands/chat.js');
+    const text = describeCacheFigures(
+      {
+        agentId: 'agent-1',
+        turn: 4,
+        userText: 'How much?',
+        status: 'Success',
+        startedAt: '2026-01-01T00:00:00.000Z',
+        totalMs: 900,
+        steps: 2,
+        tokensGenerated: 32,
+        nodes: [
+          { name: 'guard', type: 'Guardrail', step: 1, exit: 'notTriggered', ms: 0.2, warnings: [] },
+          {
+            name: 'reply',
+            type: 'Generate',
+            step: 2,
+            exit: 'default',
+            ms: 880,
+            input: {
+              prompt: [],
+              promptTokens: 1210,
+              budget: 1920,
+              contextSize: 2048,
+              turnsTrimmed: 6,
+              firstTurnInPrompt: 9,
+              historyTurnsInPrompt: 8,
+              summaryUsed: null,
+              template: 'gguf',
+              segmentCacheUsed: true,
+              fallbackToWholePrompt: false,
+            },
+            cache: { reused: 237, evaluated: 973, expectedReuse: 237, miss: true, causes: ['trim'] },
+            warnings: [],
+          },
+        ],
+      },
+      5,
+      140.4,
+      901.2,
+    );
+    expect(text).toBe(
+      '  [reply] prompt 1210 tokens: reused 237, evaluated 973, trimmed 6 turns, cache miss: trim\n' +
+        '  [turn 5] first text 140 ms, turn 901 ms\n',
+    );
+  });
+});

@@ -134,3 +134,14 @@ describe('llama-bench floor helpers', () => {
     expect(findLlamaBench({ LLAMA_BENCH: binary }, '/nonexistent')).toBe(binary);
   });
 });
+
+describe('backendFromSystemInfo', () => {
+  it('names the GPU backend a build reports, else cpu', async () => {
+    const { backendFromSystemInfo } = await import('../../src/bench/bench-environment.js');
+    expect(backendFromSystemInfo('CPU : SSE3 = 1 | AVX2 = 1 | OPENMP = 1 | REPACK = 1 |')).toBe('cpu');
+    expect(backendFromSystemInfo('CUDA : ARCHS = 890 | USE_GRAPHS = 1 | CPU : AVX2 = 1 |')).toBe('cuda');
+    expect(backendFromSystemInfo('Vulkan : ... | CPU : NEON = 1 |')).toBe('vulkan');
+    expect(backendFromSystemInfo('MTL : EMBED_LIBRARY = 1 | CPU : NEON = 1 |')).toBe('metal');
+    expect(backendFromSystemInfo(null)).toBe('cpu');
+  });
+});

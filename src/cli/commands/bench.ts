@@ -10,6 +10,7 @@ import { ensureDefaultBenchModel } from '../../bench/default-bench-model.js';
 import { findLlamaBench } from '../../bench/llama-bench-floor.js';
 import { NodeLlamaCppStrategy } from '../../bench/node-llama-cpp-strategy.js';
 import { buildWorkload, MAX_TURNS, WORKLOAD_NAMES } from '../../bench/workloads.js';
+import { loadNativeAddon } from '../../native/loader.js';
 import { defineCommand, ExitCode } from '../command.js';
 
 const BASELINES = ['node-llama-cpp', 'naive', 'trim-to-fit'] as const;
@@ -92,7 +93,8 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
       modelPath = model.path;
       synthetic = true;
     }
-    const environment = await describeBenchEnvironment({ modelPath, workload, synthetic });
+    const systemInfo = loadNativeAddon().systemInfo();
+    const environment = await describeBenchEnvironment({ modelPath, workload, synthetic, systemInfo });
     const strategies: BenchStrategy[] = [new AgentStrategy({ name: 'ours', modelPath, workload })];
     for (const baseline of options.baselines) {
       strategies.push(
