@@ -17,10 +17,14 @@ export function describeSetup(report: BenchReport): string[] {
     `model ${basename(model.path)}${model.synthetic ? ' (synthetic)' : ''} · ${model.architecture} · ` +
       `${formatCount(model.parameterCount)} parameters · ${(model.fileSize / 2 ** 20).toFixed(1)} MiB`,
   ];
-  const loadPerCpu = env.loadAverageAtStart / Math.max(1, env.cpuCount);
+  const peakLoad = Math.max(env.loadAverageAtStart, env.loadAverageAtEnd ?? 0);
+  const loads =
+    env.loadAverageAtEnd === undefined
+      ? `${env.loadAverageAtStart.toFixed(2)} at start`
+      : `${env.loadAverageAtStart.toFixed(2)} at start, ${env.loadAverageAtEnd.toFixed(2)} at end`;
   lines.push(
-    `load average ${env.loadAverageAtStart.toFixed(2)} on ${env.cpuCount} CPUs at start` +
-      (loadPerCpu > CONTENTION_LOAD_PER_CPU ? ' — figures taken under contention' : ''),
+    `${report.order} run · load average ${loads} on ${env.cpuCount} CPUs` +
+      (peakLoad / Math.max(1, env.cpuCount) > CONTENTION_LOAD_PER_CPU ? ' — figures taken under contention' : ''),
   );
   return lines;
 }
@@ -77,7 +81,7 @@ export function renderReportText(report: BenchReport, options: { perTurn?: boole
       ),
     );
   }
-  const notes = report.strategies.flatMap((result) => result.notes);
+  const notes = [...report.notes, ...report.strategies.flatMap((result) => result.notes)];
   if (notes.length > 0) out.push('', ...notes.map((note) => `Note: ${note}`));
   return `${out.join('\n')}\n`;
 }

@@ -148,8 +148,10 @@ export interface BenchEnvironment {
   node: string;
   platform: string;
   cpuCount: number;
-  /** 1-minute load average at the start: high values mean figures were taken under contention. */
+  /** 1-minute load averages at the start and end: high values mean figures were taken under contention. */
   loadAverageAtStart: number;
+  /** Set by the runner when it finishes. */
+  loadAverageAtEnd?: number;
 }
 
 export interface BenchReport {
@@ -157,6 +159,8 @@ export interface BenchReport {
   /** Version of this report's shape. */
   schemaVersion: 1;
   startedAt: string;
+  /** How the strategies' turns were scheduled (see RunOrder in benchmark-runner.ts). */
+  order: 'interleaved' | 'sequential';
   workload: {
     name: string;
     version: string;
@@ -174,4 +178,6 @@ export interface BenchReport {
   /** Why the floor is missing (binary not found, failed run), when it is. */
   floorNote: string | null;
   goals: GoalCheck[];
+  /** Run-level notes (a baseline skipped, ...). */
+  notes: string[];
 }

@@ -1,3 +1,4 @@
+import { loadavg } from 'node:os';
 import type {
   BenchEnvironment,
   BenchReport,
@@ -12,18 +13,30 @@ import { median } from './statistics.js';
 import { baselineRatios, checkGoals, isNormalTurn, summarizeTurns, withIdealEvaluation } from './strategy-summary.js';
 import type { Workload } from './workloads.js';
 
+/**
+ * `interleaved` (default): every strategy is prepared first, then each turn is run by every strategy before the
+ * next turn starts, the first strategy rotating from turn to turn — on a machine whose load changes over time
+ * (shared CI, other jobs), all strategies see the same conditions. `sequential`: one whole conversation after
+ * the other, only one model in memory at a time.
+ */
+export type RunOrder = 'interleaved' | 'sequential';
+
 export interface BenchmarkRunOptions {
   workload: Workload;
   modelPath: string;
   environment: BenchEnvironment;
-  /** `ours` first, then the baselines, run one after the other (never overlapping: they share the CPU). */
+  /** `ours` first, then the baselines. Turns never overlap: strategies share the CPU. */
   strategies: readonly BenchStrategy[];
+  /** Default `interleaved`. */
+  order?: RunOrder;
   /** llama-bench binary for the floor column; null skips it with a note. */
   llamaBench: string | null;
   /** Where progress bars go (default process.stderr); null for none. */
   progress?: ProgressStream | null;
   /** Status lines (default: to stderr). */
   log?: (line: string) => void;
+  /** Run-level notes to carry into the report. */
+  notes?: readonly string[];
 }
 
 /**
@@ -34,10 +47,12 @@ export interface BenchmarkRunOptions {
 export async function runBenchmark(options: BenchmarkRunOptions): Promise<BenchReport> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const startedAt = new Date().toISOString();
-  const results: StrategyResult[] = [];
-  for (const strategy of options.strategies) {
-    results.push(await runStrategy(strategy, options, log));
-  }
+  const turnsByStrategy =
+    (options.order ?? 'interleaved') === 'interleaved'
+      ? await runInterleaved(options, log)
+      : await runSequential(options, log);
+  const results = options.strategies.map((strategy, index) => toResult(strategy, turnsByStrategy[index] ?? []));
+  const loadAverageAtEnd = loadavg()[0] ?? 0;
   const ours = results.find((result) => result.strategy === 'ours');
   const baselines = results.filter((result) => result.strategy !== 'ours');
   const ratios = ours ? baselineRatios(ours, baselines) : [];
@@ -61,6 +76,7 @@ export async function runBenchmark(options: BenchmarkRunOptions): Promise<BenchR
     tool: 'llama-dialog bench',
     schemaVersion: 1,
     startedAt,
+    order: options.order ?? 'interleaved',
     workload: {
       name: options.workload.name,
       version: options.workload.version,
@@ -71,36 +87,77 @@ export async function runBenchmark(options: BenchmarkRunOptions): Promise<BenchR
       trimTarget: options.workload.trimTarget,
       summarize: options.workload.summarize !== null,
     },
-    environment: options.environment,
+    environment: { ...options.environment, loadAverageAtEnd },
     strategies: results,
     ratios,
     floor,
     floorNote,
     goals: ours ? checkGoals(ours, ratios, floor) : [],
+    notes: [...(options.notes ?? [])],
   };
 }
 
-async function runStrategy(
-  strategy: BenchStrategy,
-  options: BenchmarkRunOptions,
-  log: (line: string) => void,
-): Promise<StrategyResult> {
+async function runSequential(options: BenchmarkRunOptions, log: (line: string) => void): Promise<TurnMetrics[][]> {
   const lines = options.workload.playerLines;
-  log(`[bench] ${strategy.name}: preparing (${strategy.description})`);
-  const stream = options.progress === undefined ? process.stderr : options.progress;
-  const bar = stream === null ? null : new ProgressBar({ total: lines.length, label: strategy.name.padEnd(14), stream });
-  const turns: TurnMetrics[] = [];
+  const all: TurnMetrics[][] = [];
+  for (const strategy of options.strategies) {
+    log(`[bench] ${strategy.name}: preparing (${strategy.description})`);
+    const bar = progressBar(options, lines.length, strategy.name);
+    const turns: TurnMetrics[] = [];
+    try {
+      await strategy.prepare();
+      for (const [index, line] of lines.entries()) {
+        const turn = await strategy.runTurn(line, index + 1);
+        turns.push(turn);
+        bar?.update(index + 1, `last turn ${turn.wallMs.toFixed(0)} ms, ${turn.evaluatedTokens} tokens evaluated`);
+      }
+    } finally {
+      bar?.finish();
+      await strategy.dispose();
+    }
+    all.push(turns);
+  }
+  return all;
+}
+
+async function runInterleaved(options: BenchmarkRunOptions, log: (line: string) => void): Promise<TurnMetrics[][]> {
+  const { strategies } = options;
+  const lines = options.workload.playerLines;
+  const all: TurnMetrics[][] = strategies.map(() => []);
   try {
-    await strategy.prepare();
-    for (const [index, line] of lines.entries()) {
-      const turn = await strategy.runTurn(line, index + 1);
-      turns.push(turn);
-      bar?.update(index + 1, `last turn ${turn.wallMs.toFixed(0)} ms, ${turn.evaluatedTokens} tokens evaluated`);
+    for (const strategy of strategies) {
+      log(`[bench] ${strategy.name}: preparing (${strategy.description})`);
+      await strategy.prepare();
+    }
+    log(`[bench] running ${lines.length} turns, each by ${strategies.map((strategy) => strategy.name).join(', ')} in rotating order`);
+    const bar = progressBar(options, lines.length, 'turns');
+    try {
+      for (const [index, line] of lines.entries()) {
+        const times: string[] = [];
+        for (let offset = 0; offset < strategies.length; offset++) {
+          const slot = (index + offset) % strategies.length;
+          const strategy = strategies[slot] as BenchStrategy;
+          const turn = await strategy.runTurn(line, index + 1);
+          all[slot]?.push(turn);
+          times[slot] = `${strategy.name} ${turn.wallMs.toFixed(0)}`;
+        }
+        bar?.update(index + 1, `last turn ms: ${times.join(', ')}`);
+      }
+    } finally {
+      bar?.finish();
     }
   } finally {
-    bar?.finish();
-    await strategy.dispose();
+    for (const strategy of strategies) await strategy.dispose();
   }
+  return all;
+}
+
+function progressBar(options: BenchmarkRunOptions, total: number, label: string): ProgressBar | null {
+  const stream = options.progress === undefined ? process.stderr : options.progress;
+  return stream === null ? null : new ProgressBar({ total, label: label.padEnd(14), stream });
+}
+
+function toResult(strategy: BenchStrategy, turns: readonly TurnMetrics[]): StrategyResult {
   const withIdeal = withIdealEvaluation(turns, strategy.promptLayoutKnown);
   return {
     strategy: strategy.name,

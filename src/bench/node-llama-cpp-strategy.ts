@@ -57,6 +57,16 @@ export class NodeLlamaCppStrategy implements BenchStrategy {
     this.options = options;
   }
 
+  /** True when the node-llama-cpp package can be imported (it is a devDependency of llama-dialog). */
+  static async isAvailable(): Promise<boolean> {
+    try {
+      await import('node-llama-cpp');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   async prepare(): Promise<void> {
     let library: NodeLlamaCpp;
     try {

@@ -57,6 +57,7 @@ const report: BenchReport = {
   tool: 'llama-dialog bench',
   schemaVersion: 1,
   startedAt: '2026-01-01T00:00:00.000Z',
+  order: 'interleaved',
   workload: { name: 'default', version: 'blacksmith-v1', fingerprint: '0123456789abcdef', turns: 5, contextSize: 2048, maxTokens: 32, trimTarget: 0.75, summarize: false },
   environment: {
     backend: 'cpu',
@@ -74,6 +75,7 @@ const report: BenchReport = {
   floor: null,
   floorNote: 'no llama-bench floor: llama-bench not found',
   goals: checkGoals(ours, ratios, null),
+  notes: ['node-llama-cpp baseline skipped: not installed'],
 };
 
 describe('benchmark report', () => {
@@ -92,12 +94,13 @@ describe('benchmark report', () => {
     const text = renderReportText(report);
     expect(text).toContain('backend cpu · device Test CPU · threads 2 · context 2048');
     expect(text).toContain('model small.gguf (synthetic) · llama · 12.3 M parameters');
-    expect(text).toContain('figures taken under contention');
+    expect(text).toContain('interleaved run · load average 1.70 at start on 2 CPUs — figures taken under contention');
     expect(text).toContain('fingerprint 0123456789abcdef');
     const summary = text.slice(text.indexOf('Summary'));
     expect(summary).toMatch(/\nours\s+5\s+0\.50\s+100\s+100/);
     expect(summary).toMatch(/\nnode-llama-cpp\s+5\s+1\.25/);
     expect(text).toContain('Note: no llama-bench floor: llama-bench not found');
+    expect(text).toContain('Note: node-llama-cpp baseline skipped: not installed');
     expect(text).toMatch(/total wall time vs node-llama-cpp\s+0\.40×\s+≤ 0\.6×\s+yes/);
     const perTurn = text.slice(text.indexOf('Per turn'), text.indexOf('Summary')).trim().split('\n');
     expect(perTurn).toHaveLength(3 + 5);

@@ -18,7 +18,6 @@ type BaselineName = (typeof BASELINES)[number];
 
 const baselineList = z
   .string()
-  .default(BASELINES.join(','))
   .transform((text, context): BaselineName[] => {
     const names = text
       .split(',')
@@ -37,7 +36,8 @@ export const benchCommand = defineCommand({
   name: 'bench',
   summary: 'measure KV-cache reuse and turn latency on a scripted NPC conversation, against baselines',
   help: `Usage: llama-dialog bench [--model file.gguf] [--workload default|long|summary] [--turns N] [--threads N]
-                         [--baselines list] [--json file] [--chart file.svg] [--summary-only]
+                         [--baselines list] [--json file] [--chart file.svg] [--order interleaved|sequential]
+                         [--summary-only]
 
 Runs a fixed blacksmith-NPC conversation (system prompt ~230 tokens, player lines of 20–30 tokens,
 replies capped at 32 tokens, greedy, context 2048) through a llama-dialog agent and through baselines
@@ -50,9 +50,12 @@ Options:
   --workload <name>  default (40 turns), long (200 turns) or summary (40 turns + a Summarize node)
   --turns <n>        number of turns instead of the workload's own (1..${MAX_TURNS})
   --threads <n>      CPU threads for every strategy (default 2)
-  --baselines <l>    comma-separated: node-llama-cpp, naive, trim-to-fit (default all), or none
+  --baselines <l>    comma-separated: node-llama-cpp, naive, trim-to-fit, or none (default: all;
+                     node-llama-cpp only when that package is installed)
   --json <file>      also write the full report as JSON
   --chart <file>     where to write the SVG chart (default bench-results/bench-<workload>.svg)
+  --order <o>        interleaved (default: each turn run by every strategy in rotating order, so a
+                     machine whose load changes affects all alike) or sequential (one strategy after the other)
   --summary-only     leave out the per-turn table
   -h, --help         show this help
 
@@ -67,6 +70,7 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
     baselines: { type: 'string' },
     json: { type: 'string' },
     chart: { type: 'string' },
+    order: { type: 'string' },
     'summary-only': { type: 'boolean' },
   },
   schema: z
@@ -75,9 +79,11 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
       workload: z.enum(WORKLOAD_NAMES).default('default'),
       turns: z.coerce.number().int().min(1).max(MAX_TURNS).optional(),
       threads: z.coerce.number().int().min(1).max(512).default(2),
-      baselines: baselineList,
+      /** Absent: every baseline, node-llama-cpp only when it is installed (it is a devDependency). */
+      baselines: baselineList.optional(),
       json: z.string().min(1).optional(),
       chart: z.string().min(1).optional(),
+      order: z.enum(['interleaved', 'sequential']).default('interleaved'),
       'summary-only': z.boolean().default(false),
     })
     .strict(),
@@ -95,8 +101,14 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
     }
     const systemInfo = loadNativeAddon().systemInfo();
     const environment = await describeBenchEnvironment({ modelPath, workload, synthetic, systemInfo });
+    const notes: string[] = [];
+    let baselines: readonly BaselineName[] = options.baselines ?? BASELINES;
+    if (options.baselines === undefined && !(await NodeLlamaCppStrategy.isAvailable())) {
+      baselines = baselines.filter((name) => name !== 'node-llama-cpp');
+      notes.push('node-llama-cpp baseline skipped: the node-llama-cpp package is not installed (npm install --no-save node-llama-cpp@3.21.1)');
+    }
     const strategies: BenchStrategy[] = [new AgentStrategy({ name: 'ours', modelPath, workload })];
-    for (const baseline of options.baselines) {
+    for (const baseline of baselines) {
       strategies.push(
         baseline === 'node-llama-cpp'
           ? new NodeLlamaCppStrategy({ modelPath, workload })
@@ -108,7 +120,17 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
       `[bench] workload ${workload.name} (${workload.version}, ${workload.playerLines.length} turns), model ${modelPath}, ` +
         `${workload.threads} threads, strategies: ${strategies.map((strategy) => strategy.name).join(', ')}`,
     );
-    const report = await runBenchmark({ workload, modelPath, environment, strategies, llamaBench, progress, log });
+    const report = await runBenchmark({
+      workload,
+      modelPath,
+      environment,
+      strategies,
+      order: options.order,
+      llamaBench,
+      progress,
+      log,
+      notes,
+    });
 
     io.stdout(renderReportText(report, { perTurn: !options['summary-only'] }));
     const chartPath = resolve(options.chart ?? `bench-results/bench-${workload.name}.svg`);
