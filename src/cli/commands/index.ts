@@ -5,4 +5,4 @@ import { inspectCommand } from './inspect.js';
 import { synthModelCommand } from './synth-model.js';
 
 /** Every command, in the order `llama-dialog --help` lists them. A new command is one file plus one line here. */
-export const commands: readonly CliCommand[] = [benchCommand, chatCommand, inspectCommand, synthModelCommand];
+export const commands: readonly CliCommand[] = [synthModelCommand, benchCommand, chatCommand, inspectCommand];
