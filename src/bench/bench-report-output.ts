@@ -3,8 +3,10 @@ import type { BenchReport, StrategyResult, TurnMetrics } from './bench-result.js
 import { renderLineChartSvg } from './svg-line-chart.js';
 import { renderTable, type TableColumn } from './text-table.js';
 
-/** Load average per CPU above which the report warns that figures were taken under contention. */
+/** Load average per CPU above which the report warns of contention (when the CPU share is unknown). */
 const CONTENTION_LOAD_PER_CPU = 0.5;
+/** Share of the CPUs used by other processes above which the report warns that figures were taken under contention. */
+const CONTENTION_OTHERS_SHARE = 0.1;
 
 /** The lines that say where a run was taken: backend, device, threads, model, context size, workload. */
 export function describeSetup(report: BenchReport): string[] {
@@ -17,14 +19,20 @@ export function describeSetup(report: BenchReport): string[] {
     `model ${basename(model.path)}${model.synthetic ? ' (synthetic)' : ''} · ${model.architecture} · ` +
       `${formatCount(model.parameterCount)} parameters · ${(model.fileSize / 2 ** 20).toFixed(1)} MiB`,
   ];
-  const peakLoad = Math.max(env.loadAverageAtStart, env.loadAverageAtEnd ?? 0);
   const loads =
     env.loadAverageAtEnd === undefined
       ? `${env.loadAverageAtStart.toFixed(2)} at start`
       : `${env.loadAverageAtStart.toFixed(2)} at start, ${env.loadAverageAtEnd.toFixed(2)} at end`;
+  const share = env.othersCpuShare;
+  const others = share === undefined || share === null ? '' : ` · other processes used ${(share * 100).toFixed(0)} % of the CPUs`;
+  // The CPU share others used is the real measure; a VM's load average is only the fallback.
+  const contended =
+    share === undefined || share === null
+      ? Math.max(env.loadAverageAtStart, env.loadAverageAtEnd ?? 0) / Math.max(1, env.cpuCount) > CONTENTION_LOAD_PER_CPU
+      : share > CONTENTION_OTHERS_SHARE;
   lines.push(
-    `${report.order} run · load average ${loads} on ${env.cpuCount} CPUs` +
-      (peakLoad / Math.max(1, env.cpuCount) > CONTENTION_LOAD_PER_CPU ? ' — figures taken under contention' : ''),
+    `${report.order} run · load average ${loads} on ${env.cpuCount} CPUs${others}` +
+      (contended ? ' — figures taken under contention' : ''),
   );
   return lines;
 }

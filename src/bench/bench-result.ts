@@ -152,6 +152,11 @@ export interface BenchEnvironment {
   loadAverageAtStart: number;
   /** Set by the runner when it finishes. */
   loadAverageAtEnd?: number;
+  /**
+   * Share (0–1) of all CPUs' time that other processes used during the run (Linux /proc/stat; null elsewhere).
+   * Set by the runner. Above 0.1, the figures were taken under contention.
+   */
+  othersCpuShare?: number | null;
 }
 
 export interface BenchReport {

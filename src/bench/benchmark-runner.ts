@@ -7,6 +7,7 @@ import type {
   TurnMetrics,
 } from './bench-result.js';
 import type { BenchStrategy } from './bench-strategy.js';
+import { CpuContentionMeter } from './cpu-contention-meter.js';
 import { runLlamaBench } from './llama-bench-floor.js';
 import { ProgressBar, type ProgressStream } from './progress-bar.js';
 import { median } from './statistics.js';
@@ -47,12 +48,14 @@ export interface BenchmarkRunOptions {
 export async function runBenchmark(options: BenchmarkRunOptions): Promise<BenchReport> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const startedAt = new Date().toISOString();
+  const contention = new CpuContentionMeter();
   const turnsByStrategy =
     (options.order ?? 'interleaved') === 'interleaved'
       ? await runInterleaved(options, log)
       : await runSequential(options, log);
   const results = options.strategies.map((strategy, index) => toResult(strategy, turnsByStrategy[index] ?? []));
   const loadAverageAtEnd = loadavg()[0] ?? 0;
+  const othersCpuShare = contention.othersShare();
   const ours = results.find((result) => result.strategy === 'ours');
   const baselines = results.filter((result) => result.strategy !== 'ours');
   const ratios = ours ? baselineRatios(ours, baselines) : [];
@@ -87,7 +90,7 @@ export async function runBenchmark(options: BenchmarkRunOptions): Promise<BenchR
       trimTarget: options.workload.trimTarget,
       summarize: options.workload.summarize !== null,
     },
-    environment: { ...options.environment, loadAverageAtEnd },
+    environment: { ...options.environment, loadAverageAtEnd, othersCpuShare },
     strategies: results,
     ratios,
     floor,

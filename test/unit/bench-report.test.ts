@@ -106,6 +106,13 @@ describe('benchmark report', () => {
     expect(perTurn).toHaveLength(3 + 5);
   });
 
+  it('judges contention by the CPU share other processes used, when it is known', () => {
+    const quiet = { ...report, environment: { ...report.environment, loadAverageAtEnd: 3.9, othersCpuShare: 0.03 } };
+    expect(renderReportText(quiet)).toContain('at end on 2 CPUs · other processes used 3 % of the CPUs\n');
+    const busy = { ...report, environment: { ...report.environment, loadAverageAtStart: 0, othersCpuShare: 0.4 } };
+    expect(renderReportText(busy)).toContain('other processes used 40 % of the CPUs — figures taken under contention');
+  });
+
   it('leaves the per-turn table out on request', () => {
     expect(renderReportText(report, { perTurn: false })).not.toContain('Per turn');
   });
