@@ -69,7 +69,7 @@ export function renderReportText(report: BenchReport, options: { perTurn?: boole
     const floor = report.floor;
     out.push(
       `llama-bench floor (normal turn: ${floor.promptTokens} new tokens + ${floor.generatedTokens} generated at depth ${floor.depth}): ` +
-        `${floor.floorMs.toFixed(1)} ms; ours' median normal turn ${floor.oursMedianNormalTurnMs.toFixed(1)} ms = ${formatRatio(floor.ratio)}× the floor`,
+        `${floor.floorMs.toFixed(1)} ms (fastest of ${floor.repetitions}, mean ${floor.meanMs.toFixed(1)}); ours' median normal turn ${floor.oursMedianNormalTurnMs.toFixed(1)} ms = ${formatRatio(floor.ratio)}× the floor`,
     );
   } else if (report.floorNote) {
     out.push(`Note: ${report.floorNote}`);

@@ -114,8 +114,10 @@ export interface LlamaBenchFloor {
   /** Generated tokens (the second figure of -pg). */
   generatedTokens: number;
   repetitions: number;
-  /** llama-bench's mean time of one prefill + decode. */
+  /** The fastest of llama-bench's repetitions of one prefill + decode: the floor. */
   floorMs: number;
+  /** Their mean (more disturbed by other processes on a shared machine). */
+  meanMs: number;
   /** Median wall time of ours' normal turns. */
   oursMedianNormalTurnMs: number;
   /** oursMedianNormalTurnMs / floorMs. */

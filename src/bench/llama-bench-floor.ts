@@ -68,12 +68,19 @@ export interface LlamaBenchRequest {
   timeoutMs?: number;
 }
 
+/** llama-bench's timings of one test, milliseconds. */
+export interface LlamaBenchTiming {
+  meanMs: number;
+  /** The fastest repetition: the floor, least disturbed by other processes. */
+  minMs: number;
+}
+
 /**
  * Runs `llama-bench -pg promptTokens,generatedTokens -d depth` (prefill of the new tokens + decode of the
- * reply, on a cache already `depth` tokens deep) and returns its mean time in milliseconds.
+ * reply, on a cache already `depth` tokens deep) and returns its timings.
  * @throws Error with llama-bench's stderr when it fails or prints no result.
  */
-export async function runLlamaBench(request: LlamaBenchRequest): Promise<number> {
+export async function runLlamaBench(request: LlamaBenchRequest): Promise<LlamaBenchTiming> {
   const args = [
     '-m', request.modelPath,
     '-p', '0',
@@ -89,17 +96,19 @@ export async function runLlamaBench(request: LlamaBenchRequest): Promise<number>
   return parseLlamaBenchJson(stdout);
 }
 
-/** Mean milliseconds of the single test in llama-bench's `-o json` output. Exported for tests. */
-export function parseLlamaBenchJson(stdout: string): number {
+/** Timings of the single test in llama-bench's `-o json` output. Exported for tests. */
+export function parseLlamaBenchJson(stdout: string): LlamaBenchTiming {
   let parsed: unknown;
   try {
     parsed = JSON.parse(stdout);
   } catch (error) {
     throw new Error(`llama-bench printed no JSON: ${stdout.slice(0, 200)}`, { cause: error });
   }
-  const first = Array.isArray(parsed) ? (parsed[0] as { avg_ns?: unknown } | undefined) : undefined;
+  const first = Array.isArray(parsed) ? (parsed[0] as { avg_ns?: unknown; samples_ns?: unknown } | undefined) : undefined;
   if (typeof first?.avg_ns !== 'number') throw new Error('llama-bench JSON has no avg_ns');
-  return first.avg_ns / 1e6;
+  const samples = Array.isArray(first.samples_ns) ? first.samples_ns.filter((value): value is number => typeof value === 'number') : [];
+  const meanMs = first.avg_ns / 1e6;
+  return { meanMs, minMs: samples.length > 0 ? Math.min(...samples) / 1e6 : meanMs };
 }
 
 function run(binary: string, args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string; code: number | null }> {
