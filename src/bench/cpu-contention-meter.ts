@@ -1,0 +1,66 @@
+import { readFileSync } from 'node:fs';
+
+/** Busy and total CPU time of the whole machine, in clock ticks, from the first line of /proc/stat. */
+interface MachineCpuTicks {
+  busy: number;
+  total: number;
+}
+
+/**
+ * How much of the machine other processes used while a benchmark ran — the honest contention figure
+ * (a VM's load average counts kernel threads and says little). Linux only: elsewhere it reports null.
+ *
+ * share = (machine busy time − this process's CPU time) / machine total time, over the measured interval.
+ */
+export class CpuContentionMeter {
+  private readonly startMachine: MachineCpuTicks | null;
+  private readonly startProcess: NodeJS.CpuUsage;
+  private readonly readStat: () => string;
+
+  /** Starts measuring now. `readStat` is injectable for tests (default: reads /proc/stat). */
+  constructor(readStat: () => string = () => readFileSync('/proc/stat', 'utf8')) {
+    this.readStat = readStat;
+    this.startMachine = this.sample();
+    this.startProcess = process.cpuUsage();
+  }
+
+  /**
+   * Share (0–1) of all CPUs' time used by other processes since construction; null when /proc/stat is not
+   * available or no time passed.
+   */
+  othersShare(processUsage: NodeJS.CpuUsage = process.cpuUsage(this.startProcess)): number | null {
+    const end = this.sample();
+    if (this.startMachine === null || end === null) return null;
+    const total = end.total - this.startMachine.total;
+    if (total <= 0) return null;
+    const busy = end.busy - this.startMachine.busy;
+    // /proc/stat counts USER_HZ ticks (100 per second on every Linux this package supports).
+    const ownTicks = ((processUsage.user + processUsage.system) / 1e6) * 100;
+    return Math.min(1, Math.max(0, (busy - ownTicks) / total));
+  }
+
+  private sample(): MachineCpuTicks | null {
+    let text: string;
+    try {
+      text = this.readStat();
+    } catch {
+      return null;
+    }
+    return parseProcStatCpuLine(text);
+  }
+}
+
+/**
+ * Parses the aggregate `cpu` line of /proc/stat: user nice system idle iowait irq softirq steal …; idle and
+ * iowait are idle time, steal (time the hypervisor gave to other guests) counts as busy — it is contention too.
+ * Exported for tests.
+ */
+export function parseProcStatCpuLine(text: string): MachineCpuTicks | null {
+  const line = text.split('\n').find((candidate) => candidate.startsWith('cpu '));
+  if (line === undefined) return null;
+  const fields = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  if (fields.length < 4 || fields.some((value) => !Number.isFinite(value))) return null;
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = fields;
+  const busy = user + nice + system + irq + softirq + steal;
+  return { busy, total: busy + idle + iowait };
+}

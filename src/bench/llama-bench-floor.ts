@@ -1,0 +1,124 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Where the package root is, from src/bench or dist/bench alike. */
+const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * Finds a llama-bench binary: `$LLAMA_BENCH` if set, else the one `LLAMA_DIALOG_BUILD_BENCH=1 npm run
+ * build:native` leaves under the package's `build/` folder (searched a few levels deep, since CMake generators
+ * put it in different sub-folders). Returns null when there is none.
+ */
+export function findLlamaBench(env: NodeJS.ProcessEnv = process.env, root: string = packageRoot): string | null {
+  const fromEnv = env.LLAMA_BENCH;
+  if (fromEnv !== undefined && fromEnv !== '') return isExecutableFile(fromEnv) ? resolve(fromEnv) : null;
+  const name = process.platform === 'win32' ? 'llama-bench.exe' : 'llama-bench';
+  return searchFile(join(root, 'build'), name, 5);
+}
+
+function searchFile(folder: string, name: string, depth: number): string | null {
+  let entries: string[];
+  try {
+    entries = readdirSync(folder);
+  } catch {
+    return null;
+  }
+  if (entries.includes(name) && isExecutableFile(join(folder, name))) return join(folder, name);
+  if (depth === 0) return null;
+  for (const entry of entries.sort()) {
+    const child = join(folder, entry);
+    if (entry.startsWith('.') || entry === 'CMakeFiles' || !isDirectory(child)) continue;
+    const found = searchFile(child, name, depth - 1);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    return existsSync(path) && statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+export interface LlamaBenchRequest {
+  binary: string;
+  modelPath: string;
+  /** Tokens already in the KV cache before the timed part (-d). */
+  depth: number;
+  /** New prompt tokens decoded in the timed part. */
+  promptTokens: number;
+  /** Tokens generated after the prompt in the timed part. */
+  generatedTokens: number;
+  threads: number;
+  /** Default 3. */
+  repetitions?: number;
+  /** Default 10 minutes. */
+  timeoutMs?: number;
+}
+
+/** llama-bench's timings of one test, milliseconds. */
+export interface LlamaBenchTiming {
+  meanMs: number;
+  /** The fastest repetition: the floor, least disturbed by other processes. */
+  minMs: number;
+}
+
+/**
+ * Runs `llama-bench -pg promptTokens,generatedTokens -d depth` (prefill of the new tokens + decode of the
+ * reply, on a cache already `depth` tokens deep) and returns its timings.
+ * @throws Error with llama-bench's stderr when it fails or prints no result.
+ */
+export async function runLlamaBench(request: LlamaBenchRequest): Promise<LlamaBenchTiming> {
+  const args = [
+    '-m', request.modelPath,
+    '-p', '0',
+    '-n', '0',
+    '-pg', `${request.promptTokens},${request.generatedTokens}`,
+    '-d', String(request.depth),
+    '-t', String(request.threads),
+    '-r', String(request.repetitions ?? 3),
+    '-o', 'json',
+  ];
+  const { stdout, stderr, code } = await run(request.binary, args, request.timeoutMs ?? 600_000);
+  if (code !== 0) throw new Error(`llama-bench exited with ${code}: ${stderr.trim().split('\n').slice(-3).join(' / ')}`);
+  return parseLlamaBenchJson(stdout);
+}
+
+/** Timings of the single test in llama-bench's `-o json` output. Exported for tests. */
+export function parseLlamaBenchJson(stdout: string): LlamaBenchTiming {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(stdout);
+  } catch (error) {
+    throw new Error(`llama-bench printed no JSON: ${stdout.slice(0, 200)}`, { cause: error });
+  }
+  const first = Array.isArray(parsed) ? (parsed[0] as { avg_ns?: unknown; samples_ns?: unknown } | undefined) : undefined;
+  if (typeof first?.avg_ns !== 'number') throw new Error('llama-bench JSON has no avg_ns');
+  const samples = Array.isArray(first.samples_ns) ? first.samples_ns.filter((value): value is number => typeof value === 'number') : [];
+  const meanMs = first.avg_ns / 1e6;
+  return { meanMs, minMs: samples.length > 0 ? Math.min(...samples) / 1e6 : meanMs };
+}
+
+function run(binary: string, args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string; code: number | null }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ stdout, stderr, code }));
+  });
+}

@@ -1,0 +1,152 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { performance } from 'node:perf_hooks';
+import { z } from 'zod';
+import { Session } from '../../agent/session.js';
+import { benchGraph } from '../../bench/bench-graph.js';
+import { ensureDefaultBenchModel } from '../../bench/default-bench-model.js';
+import { buildWorkload } from '../../bench/workloads.js';
+import type { TurnDiagnostics } from '../../diag/turn-diagnostics.js';
+import { LlamaDialogError } from '../../errors.js';
+import { defineCommand, ExitCode, type CliIo } from '../command.js';
+
+const QUIT_COMMANDS = new Set(['/quit', '/exit', '/q']);
+
+export const chatCommand = defineCommand({
+  name: 'chat',
+  summary: 'talk to an agent in the terminal, with streaming replies and per-turn cache figures',
+  help: `Usage: llama-dialog chat [--model file.gguf] [--graph graph.json] [--threads N] [--diagnostics]
+
+Reads your lines from the terminal (or a pipe), streams the agent's reply, and after each turn prints
+what every model-calling node did with its KV cache: prompt tokens, tokens reused, tokens evaluated,
+turns trimmed, time to first token and turn time. Type /quit (or end the input) to leave.
+
+Without --graph the agent is the default NPC: Brannoc the blacksmith (one Generate node, context 2048,
+replies up to 128 tokens).
+
+Options:
+  --model <file>   GGUF model for nodes without their own (default: the synthetic "small" model, generated
+                   once into .cache/models; it talks noise, but shows the cache at work)
+  --graph <file>   workflow graph JSON ({ start, nodes: [...] })
+  --threads <n>    CPU threads (default: the engine's)
+  --diagnostics    after each turn, print the turn's diagnostics JSON
+  -h, --help       show this help`,
+  flags: {
+    model: { type: 'string' },
+    graph: { type: 'string' },
+    threads: { type: 'string' },
+    diagnostics: { type: 'boolean' },
+  },
+  schema: z
+    .object({
+      model: z.string().min(1).optional(),
+      graph: z.string().min(1).optional(),
+      threads: z.coerce.number().int().min(1).max(512).optional(),
+      diagnostics: z.boolean().default(false),
+    })
+    .strict(),
+  async run(options, io) {
+    const progress = { write: (text: string) => io.stderr(text), isTTY: io.stderrIsTty };
+    const modelPath = options.model
+      ? resolve(options.model)
+      : (await ensureDefaultBenchModel({ progress, log: (line) => io.stderr(`${line}\n`) })).path;
+    const graph = options.graph ? await readGraph(options.graph) : defaultNpcGraph();
+    const session = new Session().create({ gameName: 'llama-dialog chat' });
+    try {
+      const agent = await session.createAgent({
+        graph,
+        defaultModel: modelPath,
+        enableDiagnostics: true,
+        engine: options.threads ? { threads: options.threads } : {},
+      });
+      const interactive = process.stdin.isTTY === true;
+      const lines = createInterface({ input: process.stdin, terminal: interactive });
+      if (interactive) io.stdout('Type a line and press Enter; /quit to leave.\nyou> ');
+      let turnNumber = 0;
+      for await (const raw of lines) {
+        const line = raw.trim();
+        if (QUIT_COMMANDS.has(line)) break;
+        if (line !== '') {
+          turnNumber += 1;
+          await chatTurn(agent.sendMessage(line), turnNumber, io, options.diagnostics);
+        }
+        if (interactive) io.stdout('you> ');
+      }
+      lines.close();
+      return ExitCode.Ok;
+    } finally {
+      await session.close();
+    }
+  },
+});
+
+type ChatTurn = ReturnType<Awaited<ReturnType<Session['createAgent']>>['sendMessage']>;
+
+async function chatTurn(turn: ChatTurn, turnNumber: number, io: CliIo, printDiagnostics: boolean): Promise<void> {
+  const started = performance.now();
+  let firstTextMs: number | null = null;
+  let streamed = false;
+  io.stdout('npc> ');
+  for await (const event of turn) {
+    if (event.type !== 'answerText') continue;
+    if (event.isDelta && event.text !== '') {
+      firstTextMs ??= performance.now() - started;
+      streamed = true;
+      io.stdout(event.text);
+    } else if (event.isFinal && !streamed) {
+      firstTextMs ??= performance.now() - started;
+      io.stdout(event.text);
+    }
+  }
+  const complete = await turn;
+  const turnMs = performance.now() - started;
+  io.stdout('\n');
+  if (complete.status !== 'Success') {
+    io.stdout(`[turn ended ${complete.status}${complete.error ? `: ${complete.error.message}` : ''}]\n`);
+  }
+  if (complete.diagnostics) {
+    io.stdout(describeCacheFigures(complete.diagnostics, turnNumber, firstTextMs, turnMs));
+    if (printDiagnostics) io.stdout(`${JSON.stringify(complete.diagnostics, null, 2)}\n`);
+  }
+}
+
+/** One line per model-calling node: how much of its prompt came from the KV cache; then the turn's times. */
+export function describeCacheFigures(
+  diagnostics: TurnDiagnostics,
+  turnNumber: number,
+  firstTextMs: number | null,
+  turnMs: number,
+): string {
+  const lines = diagnostics.nodes
+    .filter((node) => node.input !== undefined && node.cache !== undefined)
+    .map((node) => {
+      const input = node.input as NonNullable<typeof node.input>;
+      const cache = node.cache as NonNullable<typeof node.cache>;
+      const miss = cache.miss && cache.causes.length > 0 ? `, cache miss: ${cache.causes.join('/')}` : '';
+      const trimmed = input.turnsTrimmed > 0 ? `, trimmed ${input.turnsTrimmed} turns` : '';
+      return `  [${node.name}] prompt ${input.promptTokens} tokens: reused ${cache.reused}, evaluated ${cache.evaluated}${trimmed}${miss}`;
+    });
+  const first = firstTextMs === null ? 'no text' : `first text ${firstTextMs.toFixed(0)} ms`;
+  return `${lines.join('\n')}${lines.length > 0 ? '\n' : ''}  [turn ${turnNumber}] ${first}, turn ${turnMs.toFixed(0)} ms\n`;
+}
+
+/** The blacksmith NPC of the benchmark, with longer replies and a little randomness for conversation. */
+function defaultNpcGraph(): unknown {
+  const workload = { ...buildWorkload('default'), maxTokens: 128 };
+  return benchGraph(workload, { trimTargetRatio: workload.trimTarget, temperature: 0.7 });
+}
+
+async function readGraph(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(resolve(path), 'utf8');
+  } catch (error) {
+    throw new LlamaDialogError('InvalidArgument', `cannot read graph file ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new LlamaDialogError('InvalidArgument', `graph file ${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+}
