@@ -1,7 +1,10 @@
 /**
  * Talks to Brom the blacksmith for a few scripted lines (or your own with --chat).
  *
- *   npx tsx examples/blacksmith/run.ts path/to/model.gguf [--chat]
+ *   npx tsx examples/blacksmith/run.ts [path/to/model.gguf] [--chat]
+ *
+ * Without a model path it uses the synthetic `small` model (generated once into .cache/models): its replies are
+ * noise, but every mechanism — routing, tool-call parsing, pause/resume, KV-cache reuse — runs for real.
  *
  * The graph (graph.json): Guardrail → ClassifyIntentLLM → (sell: ToolCall "sell_item" with AwaitResult) → Generate
  * → Summarize. When the model calls sell_item, the turn pauses; this script plays the game's inventory and resumes
@@ -9,14 +12,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
-import { createSession } from '../../src/agent/session.js';
-import type { Agent } from '../../src/agent/agent.js';
+import { createSession, type Agent } from '../../src/index.js';
+import { ensureDefaultBenchModel } from '../../src/bench/default-bench-model.js';
 
-const modelPath = process.argv[2] ?? process.env.LLAMA_DIALOG_MODEL;
-if (!modelPath) {
-  console.error('usage: npx tsx examples/blacksmith/run.ts <model.gguf> [--chat]');
-  process.exit(2);
-}
+const pathArgument = process.argv.slice(2).find((arg) => !arg.startsWith('--'));
+const modelPath = pathArgument ?? process.env.LLAMA_DIALOG_MODEL ?? (await ensureDefaultBenchModel()).path;
 const graph: unknown = JSON.parse(readFileSync(new URL('./graph.json', import.meta.url), 'utf8'));
 
 const scripted = [
