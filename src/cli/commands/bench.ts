@@ -54,8 +54,10 @@ Options:
                      node-llama-cpp only when that package is installed)
   --json <file>      also write the full report as JSON
   --chart <file>     where to write the SVG chart (default bench-results/bench-<workload>.svg)
-  --order <o>        interleaved (default: each turn run by every strategy in rotating order, so a
-                     machine whose load changes affects all alike) or sequential (one strategy after the other)
+  --order <o>        sequential (default: one strategy's whole conversation after the other) or
+                     interleaved (each turn run by every strategy in rotating order, so a machine whose
+                     load changes affects all alike; but ours and node-llama-cpp then share one process
+                     turn by turn and each pays for the other's spinning worker threads)
   --summary-only     leave out the per-turn table
   -h, --help         show this help
 
@@ -83,7 +85,8 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
       baselines: baselineList.optional(),
       json: z.string().min(1).optional(),
       chart: z.string().min(1).optional(),
-      order: z.enum(['interleaved', 'sequential']).default('interleaved'),
+      // Sequential by default: see --order in the help text for why.
+      order: z.enum(['interleaved', 'sequential']).default('sequential'),
       'summary-only': z.boolean().default(false),
     })
     .strict(),
