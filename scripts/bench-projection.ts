@@ -17,6 +17,7 @@ import type { Tokenizer } from '../src/engine/types.js';
 import { ChatTemplateRenderer } from '../src/prompt/chat-template-renderer.js';
 import { NodePromptProjector } from '../src/prompt/node-prompt-projector.js';
 import { FakeTokenizer } from '../test/unit/prompt/fake-tokenizer.js';
+import { seededRandom } from '../src/bench/seeded-random.js';
 
 const TURNS = Number(process.argv[2] ?? 300);
 const CONTEXT_SIZE = 5632;
@@ -27,16 +28,6 @@ const WORDS =
   'since dragons were seen near the village tavern serving ale tonight before the quest begins at dawn with the captain';
 const VOCABULARY = WORDS.split(' ');
 
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function sentence(random: () => number, words: number): string {
   const out: string[] = [];

@@ -7,6 +7,7 @@ import {
   BLACKSMITH_SYSTEM_PROMPT,
   BLACKSMITH_VERSION,
 } from './blacksmith-v1.js';
+import { seededRandom } from './seeded-random.js';
 
 /** Names of the fixed workloads. */
 export const WORKLOAD_NAMES = ['default', 'long', 'summary'] as const;
@@ -118,14 +119,3 @@ function pick(items: readonly string[], unit: number): string {
   return items[Math.floor(unit * items.length)] ?? items[0] ?? '';
 }
 
-/** mulberry32: tiny, fast, and identical on every platform — all a workload generator needs. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -2,18 +2,9 @@ import { ChatTemplateRenderer } from '../../../src/prompt/chat-template-renderer
 import type { BuiltinTemplateFamily } from '../../../src/prompt/builtin-chat-templates.js';
 import { NodePromptProjector, type NodePromptProjectorOptions } from '../../../src/prompt/node-prompt-projector.js';
 import { FakeTokenizer } from './fake-tokenizer.js';
+import { seededRandom } from '../../../src/bench/seeded-random.js';
+export { seededRandom };
 
-/** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = ['the', 'old', 'smith', 'forged', 'a', 'blade', 'for', 'you', 'traveller', 'north', 'road', 'gold', 'price', 'dragon', 'is', 'near', 'village', 'ale', 'tonight', 'quest'];
 
