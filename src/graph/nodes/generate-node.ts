@@ -9,7 +9,7 @@ import {
   historyRoleSchema,
   inferenceParamsShape,
   inferenceStructuralParams,
-  placementSchema,
+  projectedPromptParamsShape,
   samplingFrom,
   samplingParamsShape,
 } from './shared-params.js';
@@ -17,12 +17,7 @@ import {
 const paramsSchema = z.strictObject({
   ...inferenceParamsShape,
   ...samplingParamsShape,
-  systemPrompt: z.string().max(200_000).default(''),
-  /** Mustache template rendered with this turn's instructions, knowledge, slots and variables (no HTML escaping). */
-  template: z.string().max(200_000).nullable().default(null),
-  placement: placementSchema,
-  /** Input slot this node answers instead of the user's line. */
-  input: z.string().min(1).nullable().default(null),
+  ...projectedPromptParamsShape,
   /** Assistant (default): later turns see the reply; None: hidden from every later turn (the later nodes of this turn still see it, e.g. a reasoning step). */
   historyRole: historyRoleSchema,
   /** Tokens kept free for the reply (1 ≤ maxTokens < contextSize). */

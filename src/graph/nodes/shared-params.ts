@@ -31,6 +31,16 @@ export const placementSchema = z
   })
   .default({ position: 'before', role: 'system' });
 
+/** Params of every node that projects the dialog into its own prompt (Generate, ToolCall). */
+export const projectedPromptParamsShape = {
+  systemPrompt: z.string().max(200_000).default(''),
+  /** Mustache template rendered with this turn's instructions, knowledge, slots and variables (no HTML escaping). */
+  template: z.string().max(200_000).nullable().default(null),
+  placement: placementSchema,
+  /** Input slot this node answers instead of the user's line. */
+  input: z.string().min(1).nullable().default(null),
+};
+
 export const historyRoleSchema = z.enum(['Assistant', 'None']).default('Assistant');
 
 /** Params that shape the agent and never change after creation. */

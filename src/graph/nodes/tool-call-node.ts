@@ -9,7 +9,7 @@ import { checkJsonSchema } from '../tools/json-schema-check.js';
 import { parseToolCalls, type ParsedToolCall } from '../tools/tool-call-parser.js';
 import { NodeProjectorHolder } from './node-projector-holder.js';
 import { generateFromProjection } from './projected-generation.js';
-import { inferenceParamsShape, inferenceStructuralParams, placementSchema, samplingFrom, samplingParamsShape } from './shared-params.js';
+import { inferenceParamsShape, inferenceStructuralParams, projectedPromptParamsShape, samplingFrom, samplingParamsShape } from './shared-params.js';
 import { checkTemplate } from './template-check.js';
 
 const toolSchema = z.strictObject({
@@ -25,10 +25,7 @@ const toolSchema = z.strictObject({
 const paramsSchema = z.strictObject({
   ...inferenceParamsShape,
   ...samplingParamsShape,
-  systemPrompt: z.string().max(200_000).default(''),
-  template: z.string().max(200_000).nullable().default(null),
-  placement: placementSchema,
-  input: z.string().min(1).nullable().default(null),
+  ...projectedPromptParamsShape,
   tools: z.array(toolSchema).min(1, 'give at least one tool').max(128),
   /** Output format to parse; auto (default) accepts hermes `<tool_call>`, bare JSON and mistral `[TOOL_CALLS]`. */
   format: z.enum(['auto', 'hermes', 'json', 'mistral']).default('auto'),
