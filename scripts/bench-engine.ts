@@ -2,8 +2,12 @@
  * Engine benchmark: prefill (512 tokens) and decode (64 tokens) speed of the addon next to
  * llama-bench built from the same llama.cpp source and the same compiled objects, on the same
  * model, threads, batch sizes and flash-attention setting. Prints both and the ratio; goal >= 0.95x.
+ * A third row times one dialog turn as the bench's normal turn has it: 36 new tokens on a cache
+ * `--depth` tokens deep (reused through prefix matching), then 32 generated tokens, against
+ * `llama-bench -pg 36,32 -d depth`.
  *
- *   npx tsx scripts/bench-engine.ts [--threads 2] [--reps 5] [--rounds 2] [--fa auto|on|off] [--model file.gguf]
+ *   npx tsx scripts/bench-engine.ts [--threads 2] [--reps 5] [--rounds 2] [--fa auto|on|off] [--depth 1717]
+ *                                   [--model file.gguf]
  *
  * Without --model it uses the `small` synthetic model (generated and cached on first use).
  * Addon and llama-bench are measured in alternating rounds so that drift in machine load hits both.
@@ -20,12 +24,16 @@ import { ensureDefaultBenchModel } from '../src/bench/default-bench-model.js';
 const PROMPT_TOKENS = 512;
 const DECODE_TOKENS = 64;
 const BATCH = 512;
+const TURN_NEW_TOKENS = 36;
+const TURN_REPLY_TOKENS = 32;
+const TURN_CONTEXT = 2048;
 
 interface Options {
   threads: number;
   reps: number;
   rounds: number;
   flashAttention: 'auto' | 'on' | 'off';
+  depth: number;
   model: string | undefined;
 }
 
@@ -36,16 +44,22 @@ function readOptions(): Options {
       reps: { type: 'string', default: '5' },
       rounds: { type: 'string', default: '2' },
       fa: { type: 'string', default: 'auto' },
+      depth: { type: 'string', default: '1717' },
       model: { type: 'string' },
     },
   });
   const fa = values.fa;
   if (fa !== 'auto' && fa !== 'on' && fa !== 'off') throw new Error(`--fa must be auto, on or off (got ${fa})`);
+  const depth = Number(values.depth);
+  if (!Number.isInteger(depth) || depth < 1 || depth + TURN_NEW_TOKENS + TURN_REPLY_TOKENS > TURN_CONTEXT) {
+    throw new Error(`--depth must be an integer from 1 to ${TURN_CONTEXT - TURN_NEW_TOKENS - TURN_REPLY_TOKENS}`);
+  }
   return {
     threads: Number(values.threads),
     reps: Number(values.reps),
     rounds: Number(values.rounds),
     flashAttention: fa,
+    depth: Number(values.depth),
     model: values.model,
   };
 }
@@ -83,6 +97,8 @@ function ensureLlamaBench(root: string): string {
 interface Rates {
   prefill: number[];
   decode: number[];
+  /** Milliseconds per dialog turn (new tokens on a deep cache + the reply). */
+  turn: number[];
 }
 
 function randomPrompt(length: number, vocabSize: number, bos: number): Int32Array {
@@ -104,7 +120,7 @@ async function measureAddon(model: Model, options: Options): Promise<Rates> {
     await context.evaluate(randomPrompt(PROMPT_TOKENS, vocabSize, -1));
     await context.generate({ prompt: randomPrompt(1, vocabSize, -1), maxTokens: 2, sampling: { temperature: 0 } });
 
-    const rates: Rates = { prefill: [], decode: [] };
+    const rates: Rates = { prefill: [], decode: [], turn: [] };
     for (let rep = 0; rep < options.reps; rep++) {
       await context.evaluate(new Int32Array(0));
       const prompt = randomPrompt(PROMPT_TOKENS, vocabSize, bos);
@@ -131,7 +147,43 @@ async function measureAddon(model: Model, options: Options): Promise<Rates> {
         if (attempt === 10) throw new Error('generation kept ending early; cannot measure decode speed');
       }
     }
+    rates.turn = await measureAddonTurns(model, options);
     return rates;
+  } finally {
+    await context.dispose();
+  }
+}
+
+/**
+ * A dialog turn as llama-dialog runs one: the cache holds the earlier `depth` tokens, the prompt adds
+ * the new line, prefix matching reuses the rest, and the reply is generated. Timed from the JS call to
+ * its result, so the addon's own overhead (argument copies, the compute thread hand-off) is included.
+ */
+async function measureAddonTurns(model: Model, options: Options): Promise<number[]> {
+  const context = await model.createContext({
+    contextSize: TURN_CONTEXT,
+    batchSize: BATCH,
+    threads: options.threads,
+    flashAttention: options.flashAttention === 'auto' ? 'auto' : options.flashAttention === 'on',
+  });
+  const { vocabSize, bos } = model.info;
+  try {
+    const history = randomPrompt(options.depth, vocabSize, bos);
+    const turns: number[] = [];
+    while (turns.length < options.reps) {
+      // Back to the same depth: prefix matching drops the previous turn's tail and keeps the history.
+      await context.evaluate(history);
+      const prompt = new Int32Array(options.depth + TURN_NEW_TOKENS);
+      prompt.set(history);
+      prompt.set(randomPrompt(TURN_NEW_TOKENS, vocabSize, -1), options.depth);
+      const started = performance.now();
+      const generated = await context.generate({ prompt, maxTokens: TURN_REPLY_TOKENS, sampling: { temperature: 0 } });
+      const elapsed = performance.now() - started;
+      if (generated.timings.promptReused !== options.depth) throw new Error(`the turn reused ${generated.timings.promptReused} tokens, not ${options.depth}`);
+      // A reply that ended early on an end-of-generation token is not a full turn; draw another line.
+      if (generated.timings.tokensGenerated === TURN_REPLY_TOKENS) turns.push(elapsed);
+    }
+    return turns;
   } finally {
     await context.dispose();
   }
@@ -161,7 +213,30 @@ function measureLlamaBench(binary: string, modelPath: string, options: Options):
   const prefill = records.find((r) => r.n_prompt === PROMPT_TOKENS && r.n_gen === 0);
   const decode = records.find((r) => r.n_prompt === 0 && r.n_gen === DECODE_TOKENS);
   if (!prefill || !decode) throw new Error(`unexpected llama-bench output:\n${result.stdout}`);
-  return { prefill: prefill.samples_ts, decode: decode.samples_ts };
+  return { prefill: prefill.samples_ts, decode: decode.samples_ts, turn: measureLlamaBenchTurns(binary, modelPath, options) };
+}
+
+/** `llama-bench -pg 36,32 -d depth`: the same turn, milliseconds per repetition. */
+function measureLlamaBenchTurns(binary: string, modelPath: string, options: Options): number[] {
+  const args = [
+    '-m', modelPath,
+    '-p', '0',
+    '-n', '0',
+    '-pg', `${TURN_NEW_TOKENS},${TURN_REPLY_TOKENS}`,
+    '-d', String(options.depth),
+    '-t', String(options.threads),
+    '-b', String(BATCH),
+    '-ub', String(BATCH),
+    '-fa', options.flashAttention,
+    '-r', String(options.reps),
+    '-o', 'json',
+  ];
+  const result = spawnSync(binary, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (result.status !== 0) throw new Error(`llama-bench failed (exit ${result.status}):\n${result.stderr}`);
+  const records = JSON.parse(result.stdout) as Array<LlamaBenchRecord & { samples_ns: number[] }>;
+  const turn = records.find((r) => r.n_prompt === TURN_NEW_TOKENS && r.n_gen === TURN_REPLY_TOKENS);
+  if (!turn) throw new Error(`unexpected llama-bench output:\n${result.stdout}`);
+  return turn.samples_ns.map((ns) => ns / 1e6);
 }
 
 async function main(): Promise<void> {
@@ -177,16 +252,18 @@ async function main(): Promise<void> {
       `${options.reps} repetitions x ${options.rounds} rounds (median)\n`,
   );
 
-  const addon: Rates = { prefill: [], decode: [] };
-  const reference: Rates = { prefill: [], decode: [] };
+  const addon: Rates = { prefill: [], decode: [], turn: [] };
+  const reference: Rates = { prefill: [], decode: [], turn: [] };
   try {
     for (let round = 0; round < options.rounds; round++) {
       const a = await measureAddon(model, options);
       addon.prefill.push(...a.prefill);
       addon.decode.push(...a.decode);
+      addon.turn.push(...a.turn);
       const b = measureLlamaBench(bench, modelPath, options);
       reference.prefill.push(...b.prefill);
       reference.decode.push(...b.decode);
+      reference.turn.push(...b.turn);
       console.error(`[bench] round ${round + 1}/${options.rounds} done`);
     }
   } finally {
@@ -197,14 +274,26 @@ async function main(): Promise<void> {
     { name: `prefill ${PROMPT_TOKENS}`, addon: median(addon.prefill), bench: median(reference.prefill) },
     { name: `decode ${DECODE_TOKENS}`, addon: median(addon.decode), bench: median(reference.decode) },
   ];
-  console.log('               addon (t/s)   llama-bench (t/s)   ratio');
+  console.log('                           addon   llama-bench   ratio (speed)');
   for (const row of rows) {
     const ratio = row.addon / row.bench;
     console.log(
-      `${row.name.padEnd(14)} ${row.addon.toFixed(1).padStart(11)}   ${row.bench.toFixed(1).padStart(17)}   ` +
+      `${(row.name + ' (t/s)').padEnd(22)} ${row.addon.toFixed(1).padStart(9)}   ${row.bench.toFixed(1).padStart(11)}   ` +
         `${ratio.toFixed(3)}x${ratio >= 0.95 ? '' : '  (below the 0.95x goal)'}`,
     );
   }
+  // A turn is a duration: the ratio is llama-bench's time over ours, so above 1 still means faster.
+  const turnAddon = median(addon.turn);
+  const turnBench = median(reference.turn);
+  const turnRatio = turnBench / turnAddon;
+  console.log(
+    `${`turn d${options.depth}+${TURN_NEW_TOKENS}+${TURN_REPLY_TOKENS} (ms)`.padEnd(22)} ${turnAddon.toFixed(1).padStart(9)}   ` +
+      `${turnBench.toFixed(1).padStart(11)}   ${turnRatio.toFixed(3)}x${turnRatio >= 0.95 ? '' : '  (below the 0.95x goal)'}`,
+  );
+  console.log(
+    `  turn spread: addon ${Math.min(...addon.turn).toFixed(1)}..${Math.max(...addon.turn).toFixed(1)} ms, ` +
+      `llama-bench ${Math.min(...reference.turn).toFixed(1)}..${Math.max(...reference.turn).toFixed(1)} ms`,
+  );
 }
 
 main().catch((error: unknown) => {

@@ -93,6 +93,7 @@ export class AgentStrategy implements BenchStrategy {
       wallMs,
       firstTokenMs,
       answerMs: answerMs ?? wallMs,
+      engineMs: nodes.every((node) => node.engineMs !== null) ? total((node) => node.engineMs ?? 0) : null,
       promptTokens: total((node) => node.promptTokens),
       reusedTokens: total((node) => node.reusedTokens),
       evaluatedTokens: total((node) => node.evaluatedTokens),

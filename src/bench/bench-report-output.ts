@@ -69,8 +69,15 @@ export function renderReportText(report: BenchReport, options: { perTurn?: boole
     const floor = report.floor;
     out.push(
       `llama-bench floor (normal turn: ${floor.promptTokens} new tokens + ${floor.generatedTokens} generated at depth ${floor.depth}): ` +
-        `${floor.floorMs.toFixed(1)} ms (fastest of ${floor.repetitions}, mean ${floor.meanMs.toFixed(1)}); ours' median normal turn ${floor.oursMedianNormalTurnMs.toFixed(1)} ms = ${formatRatio(floor.ratio)}× the floor`,
+        `median ${floor.floorMs.toFixed(1)} ms of ${floor.repetitions} (fastest ${floor.fastestMs.toFixed(1)}); ` +
+        `ours' median normal turn ${floor.oursMedianNormalTurnMs.toFixed(1)} ms = ${formatRatio(floor.ratio)}× the floor ` +
+        `(${formatRatio(floor.ratioToFastest)}× its fastest)`,
     );
+    const ours = report.strategies.find((result) => result.strategy === 'ours');
+    const overhead = ours?.summary.medianNormalTurnOverheadMs;
+    if (overhead !== null && overhead !== undefined) {
+      out.push(`  of ours' normal turn, ${overhead.toFixed(1)} ms (median) is spent outside llama.cpp (prompt projection, scheduling, streaming)`);
+    }
   } else if (report.floorNote) {
     out.push(`Note: ${report.floorNote}`);
   }

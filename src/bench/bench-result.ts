@@ -25,6 +25,11 @@ export interface NodeCallMetrics {
   /** From the start of the call to its first sampled token; null when it produced none. */
   firstTokenMs: number | null;
   totalMs: number;
+  /**
+   * Time inside llama.cpp (prompt decode + generation) by the engine's own clock; the rest of `totalMs` is the
+   * runtime's own work (projection, scheduling, streaming). null when the strategy cannot tell.
+   */
+  engineMs: number | null;
   /** See PromptCall.rereadFrom in ideal-evaluation.ts. */
   rereadFrom: number | null;
   /** Why the cache missed, as the runtime's diagnostics say (null when it did not miss or cannot say). */
@@ -44,6 +49,8 @@ export interface TurnMetrics {
    * node after the answer (Summarize) still runs.
    */
   answerMs: number;
+  /** Sum of the nodes' engineMs; null when any of them is unknown. */
+  engineMs: number | null;
   /** Sums over `nodes`. */
   promptTokens: number;
   reusedTokens: number;
@@ -83,6 +90,8 @@ export interface StrategySummary {
   /** Turns without a trim or summary write: the "normal turn" the llama-bench floor is compared with. */
   normalTurns: number;
   medianNormalTurnMs: number;
+  /** Median over normal turns of the time outside llama.cpp (wallMs − engineMs); null when engineMs is unknown. */
+  medianNormalTurnOverheadMs: number | null;
 }
 
 export interface StrategyResult {
@@ -114,14 +123,21 @@ export interface LlamaBenchFloor {
   /** Generated tokens (the second figure of -pg). */
   generatedTokens: number;
   repetitions: number;
-  /** The fastest of llama-bench's repetitions of one prefill + decode: the floor. */
+  /** The median of llama-bench's repetitions of one prefill + decode: the floor ours' median is held against. */
   floorMs: number;
-  /** Their mean (more disturbed by other processes on a shared machine). */
+  /** The fastest repetition (least disturbed by other processes). */
+  fastestMs: number;
+  /** Their mean, as llama-bench prints it. */
   meanMs: number;
   /** Median wall time of ours' normal turns. */
   oursMedianNormalTurnMs: number;
-  /** oursMedianNormalTurnMs / floorMs. */
+  /**
+   * oursMedianNormalTurnMs / floorMs: median against median, so that both sides carry the same share of a shared
+   * machine's disturbances (ours' median over a whole run against llama-bench's fastest would not).
+   */
   ratio: number;
+  /** oursMedianNormalTurnMs / fastestMs: the strictest reading. */
+  ratioToFastest: number;
 }
 
 /** One of the issue's goals, checked against this run. */

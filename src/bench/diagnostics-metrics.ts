@@ -29,6 +29,7 @@ export function nodeMetrics(node: NodeDiagnostics): NodeCallMetrics[] {
       summaryWritten,
       firstTokenMs: node.timings ? node.timings.firstTokenMs : null,
       totalMs: node.ms,
+      engineMs: node.timings ? node.timings.promptMs + node.timings.generateMs : null,
       rereadFrom,
       cacheMissCause: node.cache.miss ? (causes[0] ?? 'unknown') : null,
     },

@@ -71,7 +71,8 @@ export interface LlamaBenchRequest {
 /** llama-bench's timings of one test, milliseconds. */
 export interface LlamaBenchTiming {
   meanMs: number;
-  /** The fastest repetition: the floor, least disturbed by other processes. */
+  medianMs: number;
+  /** The fastest repetition, least disturbed by other processes. */
   minMs: number;
 }
 
@@ -108,7 +109,11 @@ export function parseLlamaBenchJson(stdout: string): LlamaBenchTiming {
   if (typeof first?.avg_ns !== 'number') throw new Error('llama-bench JSON has no avg_ns');
   const samples = Array.isArray(first.samples_ns) ? first.samples_ns.filter((value): value is number => typeof value === 'number') : [];
   const meanMs = first.avg_ns / 1e6;
-  return { meanMs, minMs: samples.length > 0 ? Math.min(...samples) / 1e6 : meanMs };
+  if (samples.length === 0) return { meanMs, medianMs: meanMs, minMs: meanMs };
+  const sorted = [...samples].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  const medianNs = sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  return { meanMs, medianMs: medianNs / 1e6, minMs: sorted[0]! / 1e6 };
 }
 
 function run(binary: string, args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string; code: number | null }> {

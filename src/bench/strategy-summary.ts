@@ -72,6 +72,10 @@ export function summarizeTurns(turns: readonly TurnMetrics[]): StrategySummary {
     evaluatedOverIdeal: totalIdeal === null ? null : ratio(totalEvaluated, totalIdeal),
     normalTurns: normal.length,
     medianNormalTurnMs: median(normal.map((turn) => turn.wallMs)),
+    medianNormalTurnOverheadMs:
+      normal.length > 0 && normal.every((turn) => turn.engineMs !== null)
+        ? median(normal.map((turn) => turn.wallMs - (turn.engineMs ?? 0)))
+        : null,
   };
 }
 

@@ -54,13 +54,14 @@ function node(overrides: Partial<NodeCallMetrics>): NodeCallMetrics {
     summaryWritten: false,
     firstTokenMs: 10,
     totalMs: 100,
+    engineMs: 90,
     rereadFrom: null,
     cacheMissCause: null,
     ...overrides,
   };
 }
 
-function turn(index: number, nodes: NodeCallMetrics[], wallMs = 100): TurnMetrics {
+function turn(index: number, nodes: NodeCallMetrics[], wallMs = 100, engineMs: number | null = null): TurnMetrics {
   const total = (key: 'promptTokens' | 'reusedTokens' | 'evaluatedTokens' | 'generatedTokens' | 'trimmedTurns') =>
     nodes.reduce((acc, entry) => acc + entry[key], 0);
   return {
@@ -68,6 +69,7 @@ function turn(index: number, nodes: NodeCallMetrics[], wallMs = 100): TurnMetric
     wallMs,
     firstTokenMs: 10,
     answerMs: wallMs,
+    engineMs,
     promptTokens: total('promptTokens'),
     reusedTokens: total('reusedTokens'),
     evaluatedTokens: total('evaluatedTokens'),
@@ -122,6 +124,15 @@ describe('withIdealEvaluation and summarizeTurns', () => {
     expect(summary.medianTurnMs).toBe(250);
     expect(summary.p95TurnMs).toBeCloseTo(385, 10);
     expect(summary.medianNormalTurnMs).toBe(300);
+    expect(summary.medianNormalTurnOverheadMs).toBeNull();
+  });
+
+  it('reports the median time of normal turns spent outside the engine', () => {
+    const turns = [1, 2, 3, 4].map((index) =>
+      turn(index, [node({ promptTokens: 10, reusedTokens: index > 1 ? 5 : 0, evaluatedTokens: 5 })], 100, 100 - index * 2),
+    );
+    // Turn 1 is not normal; turns 2..4 spent 4, 6 and 8 ms outside the engine.
+    expect(summarizeTurns(turns).medianNormalTurnOverheadMs).toBe(6);
   });
 
   it('does not count first, trimming or summarizing turns as normal', () => {
