@@ -49,31 +49,24 @@ export async function runBenchmark(options: BenchmarkRunOptions): Promise<BenchR
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const startedAt = new Date().toISOString();
   const contention = new CpuContentionMeter();
+  // The floor is measured right after ours' own turns where the order allows: a shared machine's speed drifts
+  // over minutes, and a floor taken after every baseline has run would compare ours with another machine state.
+  let floorOutcome: FloorOutcome | null = null;
   const turnsByStrategy =
     (options.order ?? 'interleaved') === 'interleaved'
       ? await runInterleaved(options, log)
-      : await runSequential(options, log);
+      : await runSequential(options, log, async (strategy, turns) => {
+          if (strategy.name === 'ours') floorOutcome = await measureFloorOrSayWhy(options, turns, log);
+        });
   const results = options.strategies.map((strategy, index) => toResult(strategy, turnsByStrategy[index] ?? []));
   const loadAverageAtEnd = loadavg()[0] ?? 0;
   const othersCpuShare = contention.othersShare();
   const ours = results.find((result) => result.strategy === 'ours');
   const baselines = results.filter((result) => result.strategy !== 'ours');
   const ratios = ours ? baselineRatios(ours, baselines) : [];
-
-  let floor: LlamaBenchFloor | null = null;
-  let floorNote: string | null = null;
-  if (!ours) floorNote = 'no llama-bench floor: the run did not include ours';
-  else if (options.llamaBench === null) {
-    floorNote =
-      'no llama-bench floor: llama-bench not found (build it with `LLAMA_DIALOG_BUILD_BENCH=1 node scripts/build-native.mjs llama-bench`, or set LLAMA_BENCH=/path/to/llama-bench)';
-  } else {
-    try {
-      floor = await measureFloor(options.llamaBench, options.modelPath, options.workload, ours.turns, log);
-      if (floor === null) floorNote = 'no llama-bench floor: ours had no normal (untrimmed, unsummarized) turn';
-    } catch (error) {
-      floorNote = `no llama-bench floor: ${error instanceof Error ? error.message : String(error)}`;
-    }
-  }
+  const { floor, floorNote }: FloorOutcome = ours
+    ? (floorOutcome ?? (await measureFloorOrSayWhy(options, ours.turns, log)))
+    : { floor: null, floorNote: 'no llama-bench floor: the run did not include ours' };
 
   return {
     tool: 'llama-dialog bench',
@@ -100,7 +93,39 @@ export async function runBenchmark(options: BenchmarkRunOptions): Promise<BenchR
   };
 }
 
-async function runSequential(options: BenchmarkRunOptions, log: (line: string) => void): Promise<TurnMetrics[][]> {
+interface FloorOutcome {
+  floor: LlamaBenchFloor | null;
+  /** Why there is no floor; null when there is one. */
+  floorNote: string | null;
+}
+
+async function measureFloorOrSayWhy(
+  options: BenchmarkRunOptions,
+  oursTurns: readonly TurnMetrics[],
+  log: (line: string) => void,
+): Promise<FloorOutcome> {
+  if (options.llamaBench === null) {
+    return {
+      floor: null,
+      floorNote:
+        'no llama-bench floor: llama-bench not found (build it with `LLAMA_DIALOG_BUILD_BENCH=1 node scripts/build-native.mjs llama-bench`, or set LLAMA_BENCH=/path/to/llama-bench)',
+    };
+  }
+  try {
+    const floor = await measureFloor(options.llamaBench, options.modelPath, options.workload, oursTurns, log);
+    return floor === null
+      ? { floor: null, floorNote: 'no llama-bench floor: ours had no normal (untrimmed, unsummarized) turn' }
+      : { floor, floorNote: null };
+  } catch (error) {
+    return { floor: null, floorNote: `no llama-bench floor: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+async function runSequential(
+  options: BenchmarkRunOptions,
+  log: (line: string) => void,
+  afterStrategy: (strategy: BenchStrategy, turns: readonly TurnMetrics[]) => Promise<void>,
+): Promise<TurnMetrics[][]> {
   const lines = options.workload.playerLines;
   const all: TurnMetrics[][] = [];
   for (const strategy of options.strategies) {
@@ -119,6 +144,7 @@ async function runSequential(options: BenchmarkRunOptions, log: (line: string) =
       await strategy.dispose();
     }
     all.push(turns);
+    await afterStrategy(strategy, turns);
   }
   return all;
 }

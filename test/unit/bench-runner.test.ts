@@ -1,3 +1,6 @@
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BenchEnvironment, StrategyName, TurnMetrics } from '../../src/bench/bench-result.js';
 import type { BenchStrategy } from '../../src/bench/bench-strategy.js';
@@ -163,5 +166,32 @@ describe('runBenchmark', () => {
       }),
     ).rejects.toThrow('decode failed');
     expect(ours.disposed && failing.disposed).toBe(true);
+  });
+
+  it('measures the llama-bench floor right after ours in sequential order, before any baseline runs', async () => {
+    // A stand-in llama-bench: prints one test's samples (ms 100, 110, 400) as llama-bench -o json would.
+    const folder = mkdtempSync(join(tmpdir(), 'fake-llama-bench-'));
+    const binary = join(folder, 'llama-bench');
+    writeFileSync(binary, `#!/bin/sh\necho '[{"avg_ns": 203333333, "samples_ns": [100000000, 110000000, 400000000]}]'\n`);
+    chmodSync(binary, 0o755);
+    const calls: string[] = [];
+    const report = await runBenchmark({
+      workload: buildWorkload('default', { turns: 3 }),
+      modelPath: 'm.gguf',
+      environment,
+      strategies: [new ScriptedStrategy('ours', 40, calls), new ScriptedStrategy('naive', 300, calls)],
+      order: 'sequential',
+      llamaBench: binary,
+      progress: null,
+      log: (line) => {
+        if (line.includes('llama-bench floor')) calls.push('floor');
+      },
+    });
+    expect(calls.indexOf('floor')).toBe(calls.indexOf('ours:dispose') + 1);
+    expect(calls.indexOf('floor')).toBeLessThan(calls.indexOf('naive:prepare'));
+    // Median against median: ours' normal turns took 40 ms each, llama-bench's median sample 110 ms.
+    expect(report.floor).toMatchObject({ floorMs: 110, fastestMs: 100 });
+    expect(report.floor?.ratio).toBeCloseTo(40 / 110, 10);
+    expect(report.floor?.ratioToFastest).toBeCloseTo(40 / 100, 10);
   });
 });
