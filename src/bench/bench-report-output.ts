@@ -68,10 +68,11 @@ export function renderReportText(report: BenchReport, options: { perTurn?: boole
   if (report.floor) {
     const floor = report.floor;
     out.push(
-      `llama-bench floor (normal turn: ${floor.promptTokens} new tokens + ${floor.generatedTokens} generated at depth ${floor.depth}): ` +
-        `median ${floor.floorMs.toFixed(1)} ms of ${floor.repetitions} (fastest ${floor.fastestMs.toFixed(1)}); ` +
-        `ours' median normal turn ${floor.oursMedianNormalTurnMs.toFixed(1)} ms = ${formatRatio(floor.ratio)}× the floor ` +
-        `(${formatRatio(floor.ratioToFastest)}× its fastest)`,
+      `llama-bench floor, paired: ${floor.pairs.length} of ours' normal turns (turns ${floor.pairs.map((pair) => pair.turn).join(', ')}), ` +
+        `each followed by llama-bench on the same shape (median: ${floor.promptTokens} new tokens + ${floor.generatedTokens} generated ` +
+        `at depth ${floor.depth}): llama-bench ${floor.floorMs.toFixed(1)} ms, ours ${floor.oursPairedMs.toFixed(1)} ms; ` +
+        `ours ÷ floor ${formatRatio(floor.ratio)}× (median of the pairs; ${formatRatio(floor.lowestRatio)}–${formatRatio(floor.highestRatio)}). ` +
+        `All of ours' normal turns: median ${floor.oursMedianNormalTurnMs.toFixed(1)} ms`,
     );
     const ours = report.strategies.find((result) => result.strategy === 'ours');
     const overhead = ours?.summary.medianNormalTurnOverheadMs;

@@ -113,31 +113,42 @@ export interface BaselineRatio {
   medianTurn: number;
 }
 
-/** The cost of a normal turn as llama-bench measures it: prefill of the new tokens + decode of the reply. */
-export interface LlamaBenchFloor {
-  binary: string;
-  /** Tokens already in the cache (llama-bench -d). */
+/** One of ours' normal turns and llama-bench running the same shape right after it. */
+export interface FloorPair {
+  turn: number;
+  /** Tokens the turn reused from the cache (llama-bench -d). */
   depth: number;
   /** New prompt tokens (the first figure of -pg). */
   promptTokens: number;
   /** Generated tokens (the second figure of -pg). */
   generatedTokens: number;
-  repetitions: number;
-  /** The median of llama-bench's repetitions of one prefill + decode: the floor ours' median is held against. */
+  /** Ours' wall time of the turn. */
+  oursMs: number;
+  /** llama-bench's time for the same prefill + decode. */
   floorMs: number;
-  /** The fastest repetition (least disturbed by other processes). */
-  fastestMs: number;
-  /** Their mean, as llama-bench prints it. */
-  meanMs: number;
-  /** Median wall time of ours' normal turns. */
+}
+
+/**
+ * The cost of a normal turn as llama-bench measures it (prefill of the new tokens + decode of the reply on a cache
+ * as deep as the turn's reuse), paired turn by turn with ours (see paired-floor-sampler.ts).
+ */
+export interface LlamaBenchFloor {
+  binary: string;
+  pairs: FloorPair[];
+  /** Medians of the pairs' shapes, for the report's one-line summary. */
+  depth: number;
+  promptTokens: number;
+  generatedTokens: number;
+  /** Median of the pairs' llama-bench times. */
+  floorMs: number;
+  /** Median of the paired turns' wall times. */
+  oursPairedMs: number;
+  /** Median wall time of all of ours' normal turns (context for the paired figure). */
   oursMedianNormalTurnMs: number;
-  /**
-   * oursMedianNormalTurnMs / floorMs: median against median, so that both sides carry the same share of a shared
-   * machine's disturbances (ours' median over a whole run against llama-bench's fastest would not).
-   */
+  /** Median over the pairs of ours ÷ llama-bench: the figure the goal is checked against. */
   ratio: number;
-  /** oursMedianNormalTurnMs / fastestMs: the strictest reading. */
-  ratioToFastest: number;
+  lowestRatio: number;
+  highestRatio: number;
 }
 
 /** One of the issue's goals, checked against this run. */

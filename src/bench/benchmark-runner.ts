@@ -1,17 +1,10 @@
 import { loadavg } from 'node:os';
-import type {
-  BenchEnvironment,
-  BenchReport,
-  LlamaBenchFloor,
-  StrategyResult,
-  TurnMetrics,
-} from './bench-result.js';
+import type { BenchEnvironment, BenchReport, StrategyResult, TurnMetrics } from './bench-result.js';
 import type { BenchStrategy } from './bench-strategy.js';
 import { CpuContentionMeter } from './cpu-contention-meter.js';
-import { runLlamaBench } from './llama-bench-floor.js';
+import { PairedFloorSampler, type FloorOutcome } from './paired-floor-sampler.js';
 import { ProgressBar, type ProgressStream } from './progress-bar.js';
-import { median } from './statistics.js';
-import { baselineRatios, checkGoals, isNormalTurn, summarizeTurns, withIdealEvaluation } from './strategy-summary.js';
+import { baselineRatios, checkGoals, summarizeTurns, withIdealEvaluation } from './strategy-summary.js';
 import type { Workload } from './workloads.js';
 
 /**
@@ -32,6 +25,8 @@ export interface BenchmarkRunOptions {
   order?: RunOrder;
   /** llama-bench binary for the floor column; null skips it with a note. */
   llamaBench: string | null;
+  /** How many of ours' normal turns get a llama-bench twin (default 8; 0 measures no floor). */
+  floorSamples?: number;
   /** Where progress bars go (default process.stderr); null for none. */
   progress?: ProgressStream | null;
   /** Status lines (default: to stderr). */
@@ -49,24 +44,21 @@ export async function runBenchmark(options: BenchmarkRunOptions): Promise<BenchR
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const startedAt = new Date().toISOString();
   const contention = new CpuContentionMeter();
-  // The floor is measured right after ours' own turns where the order allows: a shared machine's speed drifts
-  // over minutes, and a floor taken after every baseline has run would compare ours with another machine state.
-  let floorOutcome: FloorOutcome | null = null;
+  const sampler = floorSampler(options);
+  const afterTurn = async (strategy: BenchStrategy, turn: TurnMetrics): Promise<void> => {
+    if (strategy.name === 'ours') await sampler?.afterTurn(turn);
+  };
   const turnsByStrategy =
     (options.order ?? 'interleaved') === 'interleaved'
-      ? await runInterleaved(options, log)
-      : await runSequential(options, log, async (strategy, turns) => {
-          if (strategy.name === 'ours') floorOutcome = await measureFloorOrSayWhy(options, turns, log);
-        });
+      ? await runInterleaved(options, log, afterTurn)
+      : await runSequential(options, log, afterTurn);
   const results = options.strategies.map((strategy, index) => toResult(strategy, turnsByStrategy[index] ?? []));
   const loadAverageAtEnd = loadavg()[0] ?? 0;
   const othersCpuShare = contention.othersShare();
   const ours = results.find((result) => result.strategy === 'ours');
   const baselines = results.filter((result) => result.strategy !== 'ours');
   const ratios = ours ? baselineRatios(ours, baselines) : [];
-  const { floor, floorNote }: FloorOutcome = ours
-    ? (floorOutcome ?? (await measureFloorOrSayWhy(options, ours.turns, log)))
-    : { floor: null, floorNote: 'no llama-bench floor: the run did not include ours' };
+  const { floor, floorNote } = floorOutcome(options, ours, sampler);
 
   return {
     tool: 'llama-dialog bench',
@@ -93,39 +85,34 @@ export async function runBenchmark(options: BenchmarkRunOptions): Promise<BenchR
   };
 }
 
-interface FloorOutcome {
-  floor: LlamaBenchFloor | null;
-  /** Why there is no floor; null when there is one. */
-  floorNote: string | null;
+/** Runs after every turn of every strategy, before the next turn starts (and outside its timing). */
+type AfterTurn = (strategy: BenchStrategy, turn: TurnMetrics) => Promise<void>;
+
+function floorSampler(options: BenchmarkRunOptions): PairedFloorSampler | null {
+  if (options.llamaBench === null || options.floorSamples === 0) return null;
+  return new PairedFloorSampler({
+    binary: options.llamaBench,
+    modelPath: options.modelPath,
+    threads: options.workload.threads,
+    turns: options.workload.playerLines.length,
+    samples: options.floorSamples,
+  });
 }
 
-async function measureFloorOrSayWhy(
-  options: BenchmarkRunOptions,
-  oursTurns: readonly TurnMetrics[],
-  log: (line: string) => void,
-): Promise<FloorOutcome> {
-  if (options.llamaBench === null) {
+function floorOutcome(options: BenchmarkRunOptions, ours: StrategyResult | undefined, sampler: PairedFloorSampler | null): FloorOutcome {
+  if (!ours) return { floor: null, floorNote: 'no llama-bench floor: the run did not include ours' };
+  if (options.floorSamples === 0) return { floor: null, floorNote: 'no llama-bench floor: --floor-samples 0' };
+  if (sampler === null) {
     return {
       floor: null,
       floorNote:
         'no llama-bench floor: llama-bench not found (build it with `LLAMA_DIALOG_BUILD_BENCH=1 node scripts/build-native.mjs llama-bench`, or set LLAMA_BENCH=/path/to/llama-bench)',
     };
   }
-  try {
-    const floor = await measureFloor(options.llamaBench, options.modelPath, options.workload, oursTurns, log);
-    return floor === null
-      ? { floor: null, floorNote: 'no llama-bench floor: ours had no normal (untrimmed, unsummarized) turn' }
-      : { floor, floorNote: null };
-  } catch (error) {
-    return { floor: null, floorNote: `no llama-bench floor: ${error instanceof Error ? error.message : String(error)}` };
-  }
+  return sampler.outcome(ours.turns);
 }
 
-async function runSequential(
-  options: BenchmarkRunOptions,
-  log: (line: string) => void,
-  afterStrategy: (strategy: BenchStrategy, turns: readonly TurnMetrics[]) => Promise<void>,
-): Promise<TurnMetrics[][]> {
+async function runSequential(options: BenchmarkRunOptions, log: (line: string) => void, afterTurn: AfterTurn): Promise<TurnMetrics[][]> {
   const lines = options.workload.playerLines;
   const all: TurnMetrics[][] = [];
   for (const strategy of options.strategies) {
@@ -137,6 +124,7 @@ async function runSequential(
       for (const [index, line] of lines.entries()) {
         const turn = await strategy.runTurn(line, index + 1);
         turns.push(turn);
+        await afterTurn(strategy, turn);
         bar?.update(index + 1, `last turn ${turn.wallMs.toFixed(0)} ms, ${turn.evaluatedTokens} tokens evaluated`);
       }
     } finally {
@@ -144,12 +132,11 @@ async function runSequential(
       await strategy.dispose();
     }
     all.push(turns);
-    await afterStrategy(strategy, turns);
   }
   return all;
 }
 
-async function runInterleaved(options: BenchmarkRunOptions, log: (line: string) => void): Promise<TurnMetrics[][]> {
+async function runInterleaved(options: BenchmarkRunOptions, log: (line: string) => void, afterTurn: AfterTurn): Promise<TurnMetrics[][]> {
   const { strategies } = options;
   const lines = options.workload.playerLines;
   const all: TurnMetrics[][] = strategies.map(() => []);
@@ -168,6 +155,7 @@ async function runInterleaved(options: BenchmarkRunOptions, log: (line: string) 
           const strategy = strategies[slot] as BenchStrategy;
           const turn = await strategy.runTurn(line, index + 1);
           all[slot]?.push(turn);
+          await afterTurn(strategy, turn);
           times[slot] = `${strategy.name} ${turn.wallMs.toFixed(0)}`;
         }
         bar?.update(index + 1, `last turn ms: ${times.join(', ')}`);
@@ -194,49 +182,5 @@ function toResult(strategy: BenchStrategy, turns: readonly TurnMetrics[]): Strat
     turns: withIdeal,
     summary: summarizeTurns(withIdeal),
     notes: [...strategy.notes],
-  };
-}
-
-/**
- * The floor of a normal turn: llama-bench decoding the median new-token count of ours' normal turns on a cache
- * as deep as their median reuse, then generating their median reply length.
- */
-async function measureFloor(
-  binary: string,
-  modelPath: string,
-  workload: Workload,
-  turns: readonly TurnMetrics[],
-  log: (line: string) => void,
-): Promise<LlamaBenchFloor | null> {
-  const normal = turns.filter(isNormalTurn);
-  if (normal.length === 0) return null;
-  const depth = Math.round(median(normal.map((turn) => turn.reusedTokens)));
-  const promptTokens = Math.max(1, Math.round(median(normal.map((turn) => turn.evaluatedTokens))));
-  const generatedTokens = Math.max(1, Math.round(median(normal.map((turn) => turn.generatedTokens))));
-  // Ten repetitions give a median that one disturbed repetition does not move.
-  const repetitions = 10;
-  log(`[bench] llama-bench floor: -pg ${promptTokens},${generatedTokens} -d ${depth} -t ${workload.threads} -r ${repetitions}`);
-  const timing = await runLlamaBench({
-    binary,
-    modelPath,
-    depth,
-    promptTokens,
-    generatedTokens,
-    threads: workload.threads,
-    repetitions,
-  });
-  const oursMedianNormalTurnMs = median(normal.map((turn) => turn.wallMs));
-  return {
-    binary,
-    depth,
-    promptTokens,
-    generatedTokens,
-    repetitions,
-    floorMs: timing.medianMs,
-    fastestMs: timing.minMs,
-    meanMs: timing.meanMs,
-    oursMedianNormalTurnMs,
-    ratio: oursMedianNormalTurnMs / timing.medianMs,
-    ratioToFastest: oursMedianNormalTurnMs / timing.minMs,
   };
 }

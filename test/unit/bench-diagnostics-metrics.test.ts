@@ -61,6 +61,7 @@ describe('nodeMetrics', () => {
         summaryWritten: false,
         firstTokenMs: 131,
         totalMs: 812,
+        engineMs: 120 + 690,
         rereadFrom: null,
         cacheMissCause: null,
       },

@@ -1,9 +1,10 @@
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BenchEnvironment, StrategyName, TurnMetrics } from '../../src/bench/bench-result.js';
 import type { BenchStrategy } from '../../src/bench/bench-strategy.js';
+import { renderReportText } from '../../src/bench/bench-report-output.js';
 import { runBenchmark } from '../../src/bench/benchmark-runner.js';
 import { buildWorkload } from '../../src/bench/workloads.js';
 
@@ -168,30 +169,61 @@ describe('runBenchmark', () => {
     expect(ours.disposed && failing.disposed).toBe(true);
   });
 
-  it('measures the llama-bench floor right after ours in sequential order, before any baseline runs', async () => {
-    // A stand-in llama-bench: prints one test's samples (ms 100, 110, 400) as llama-bench -o json would.
+  it('pairs some of ours normal turns with a llama-bench run of the same shape, right after each', async () => {
+    // A stand-in llama-bench: logs its arguments, then prints one sample of 100 ms as llama-bench -o json would.
     const folder = mkdtempSync(join(tmpdir(), 'fake-llama-bench-'));
     const binary = join(folder, 'llama-bench');
-    writeFileSync(binary, `#!/bin/sh\necho '[{"avg_ns": 203333333, "samples_ns": [100000000, 110000000, 400000000]}]'\n`);
+    const argsLog = join(folder, 'args.log');
+    writeFileSync(binary, `#!/bin/sh\necho "$*" >> '${argsLog}'\necho '[{"avg_ns": 100000000, "samples_ns": [100000000]}]'\n`);
     chmodSync(binary, 0o755);
     const calls: string[] = [];
+    const strategies = [new ScriptedStrategy('ours', 40, calls), new ScriptedStrategy('naive', 300, calls)];
     const report = await runBenchmark({
-      workload: buildWorkload('default', { turns: 3 }),
+      workload: buildWorkload('default', { turns: 12 }),
       modelPath: 'm.gguf',
       environment,
-      strategies: [new ScriptedStrategy('ours', 40, calls), new ScriptedStrategy('naive', 300, calls)],
+      strategies,
       order: 'sequential',
       llamaBench: binary,
+      floorSamples: 3,
       progress: null,
-      log: (line) => {
-        if (line.includes('llama-bench floor')) calls.push('floor');
-      },
+      log: () => {},
     });
-    expect(calls.indexOf('floor')).toBe(calls.indexOf('ours:dispose') + 1);
-    expect(calls.indexOf('floor')).toBeLessThan(calls.indexOf('naive:prepare'));
-    // Median against median: ours' normal turns took 40 ms each, llama-bench's median sample 110 ms.
-    expect(report.floor).toMatchObject({ floorMs: 110, fastestMs: 100 });
-    expect(report.floor?.ratio).toBeCloseTo(40 / 110, 10);
-    expect(report.floor?.ratioToFastest).toBeCloseTo(40 / 100, 10);
+    // 12 turns, 3 samples: one every 4 turns, from turn 2 on; naive's turns get none.
+    expect(report.floor?.pairs.map((pair) => pair.turn)).toEqual([2, 6, 10]);
+    const invocations = readFileSync(argsLog, 'utf8').trim().split('\n');
+    expect(invocations).toHaveLength(3);
+    // The twin of turn 2 has turn 2's shape: 40 new tokens, 32 generated, on the 250 + 2·60 − 40 tokens it reused.
+    expect(invocations[0]).toContain('-pg 40,32 -d 330');
+    expect(invocations[0]).toContain('-r 1');
+    // Ours' normal turns took 40 ms each, llama-bench 100 ms: every pair's ratio is 0.4.
+    expect(report.floor).toMatchObject({ floorMs: 100, oursPairedMs: 40, lowestRatio: 0.4, highestRatio: 0.4 });
+    expect(report.floor?.ratio).toBeCloseTo(0.4, 10);
+    expect(report.goals.find((goal) => goal.goal.includes('llama-bench'))).toMatchObject({ met: true });
+    expect(renderReportText(report)).toContain('ours ÷ floor 0.40× (median of the pairs; 0.40–0.40)');
+  });
+
+  it('says why there is no floor when llama-bench fails, and skips it when asked', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'fake-llama-bench-'));
+    const binary = join(folder, 'llama-bench');
+    writeFileSync(binary, `#!/bin/sh\necho 'error: unknown argument' >&2\nexit 1\n`);
+    chmodSync(binary, 0o755);
+    const run = (floorSamples?: number) =>
+      runBenchmark({
+        workload: buildWorkload('default', { turns: 4 }),
+        modelPath: 'm.gguf',
+        environment,
+        strategies: [new ScriptedStrategy('ours', 40, [])],
+        order: 'sequential',
+        llamaBench: binary,
+        floorSamples,
+        progress: null,
+        log: () => {},
+      });
+    const failed = await run();
+    expect(failed.floor).toBeNull();
+    expect(failed.floorNote).toMatch(/llama-bench exited with 1: error: unknown argument/);
+    const skipped = await run(0);
+    expect(skipped.floorNote).toMatch(/--floor-samples 0/);
   });
 });

@@ -6,6 +6,7 @@ import { describeBenchEnvironment } from '../../bench/bench-environment.js';
 import { renderReportChart, renderReportText } from '../../bench/bench-report-output.js';
 import type { BenchStrategy } from '../../bench/bench-strategy.js';
 import { runBenchmark } from '../../bench/benchmark-runner.js';
+import { DEFAULT_FLOOR_SAMPLES } from '../../bench/paired-floor-sampler.js';
 import { ensureDefaultBenchModel } from '../../bench/default-bench-model.js';
 import { findLlamaBench } from '../../bench/llama-bench-floor.js';
 import { NodeLlamaCppStrategy } from '../../bench/node-llama-cpp-strategy.js';
@@ -37,7 +38,7 @@ export const benchCommand = defineCommand({
   summary: 'measure KV-cache reuse and turn latency on a scripted NPC conversation, against baselines',
   help: `Usage: llama-dialog bench [--model file.gguf] [--workload default|long|summary] [--turns N] [--threads N]
                          [--baselines list] [--json file] [--chart file.svg] [--order interleaved|sequential]
-                         [--summary-only]
+                         [--floor-samples N] [--summary-only]
 
 Runs a fixed blacksmith-NPC conversation (system prompt ~230 tokens, player lines of 20–30 tokens,
 replies capped at 32 tokens, greedy, context 2048) through a llama-dialog agent and through baselines
@@ -58,6 +59,8 @@ Options:
                      interleaved (each turn run by every strategy in rotating order, so a machine whose
                      load changes affects all alike; but ours and node-llama-cpp then share one process
                      turn by turn and each pays for the other's spinning worker threads)
+  --floor-samples <n> how many of ours' normal turns get a llama-bench twin of the same shape, run
+                     right after the turn (default 8; each costs a few seconds on a CPU; 0: no floor)
   --summary-only     leave out the per-turn table
   -h, --help         show this help
 
@@ -73,6 +76,7 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
     json: { type: 'string' },
     chart: { type: 'string' },
     order: { type: 'string' },
+    'floor-samples': { type: 'string' },
     'summary-only': { type: 'boolean' },
   },
   schema: z
@@ -87,6 +91,7 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
       chart: z.string().min(1).optional(),
       // Sequential by default: see --order in the help text for why.
       order: z.enum(['interleaved', 'sequential']).default('sequential'),
+      'floor-samples': z.coerce.number().int().min(0).max(1000).default(DEFAULT_FLOOR_SAMPLES),
       'summary-only': z.boolean().default(false),
     })
     .strict(),
@@ -130,6 +135,7 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
       strategies,
       order: options.order,
       llamaBench,
+      floorSamples: options['floor-samples'],
       progress,
       log,
       notes,
