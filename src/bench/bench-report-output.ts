@@ -68,11 +68,13 @@ export function renderReportText(report: BenchReport, options: { perTurn?: boole
   if (report.floor) {
     const floor = report.floor;
     out.push(
-      `llama-bench floor, paired: ${floor.pairs.length} of ours' normal turns (turns ${floor.pairs.map((pair) => pair.turn).join(', ')}), ` +
-        `each followed by llama-bench on the same shape (median: ${floor.promptTokens} new tokens + ${floor.generatedTokens} generated ` +
-        `at depth ${floor.depth}): llama-bench ${floor.floorMs.toFixed(1)} ms, ours ${floor.oursPairedMs.toFixed(1)} ms; ` +
-        `ours ÷ floor ${formatRatio(floor.ratio)}× (median of the pairs; ${formatRatio(floor.lowestRatio)}–${formatRatio(floor.highestRatio)}). ` +
-        `All of ours' normal turns: median ${floor.oursMedianNormalTurnMs.toFixed(1)} ms`,
+      `llama-bench floor: after ${floor.pairs.length} of ours' normal turns (turns ${floor.pairs.map((pair) => pair.turn).join(', ')}), ` +
+        `llama-bench ran the same shape (median ${floor.promptTokens} new tokens + ${floor.generatedTokens} generated at depth ${floor.depth}: ` +
+        `${floor.floorMs.toFixed(1)} ms); floor line ${floor.floorLine.interceptMs.toFixed(0)} ms + ` +
+        `${floor.floorLine.msPerDepthToken.toFixed(3)} ms per token of depth`,
+      `  ours' ${floor.normalTurns} normal turns (median ${floor.oursMedianNormalTurnMs.toFixed(1)} ms) ÷ the floor at their depth: ` +
+        `${formatRatio(floor.ratio)}× (median); the ${floor.pairs.length} pairs alone: ${formatRatio(floor.pairedRatio)}× ` +
+        `(${formatRatio(floor.lowestPairedRatio)}–${formatRatio(floor.highestPairedRatio)})`,
     );
     const ours = report.strategies.find((result) => result.strategy === 'ours');
     const overhead = ours?.summary.medianNormalTurnOverheadMs;

@@ -130,7 +130,7 @@ export interface FloorPair {
 
 /**
  * The cost of a normal turn as llama-bench measures it (prefill of the new tokens + decode of the reply on a cache
- * as deep as the turn's reuse), paired turn by turn with ours (see paired-floor-sampler.ts).
+ * as deep as the turn's reuse), sampled right after some of ours' turns (see paired-floor-sampler.ts).
  */
 export interface LlamaBenchFloor {
   binary: string;
@@ -141,14 +141,21 @@ export interface LlamaBenchFloor {
   generatedTokens: number;
   /** Median of the pairs' llama-bench times. */
   floorMs: number;
-  /** Median of the paired turns' wall times. */
-  oursPairedMs: number;
-  /** Median wall time of all of ours' normal turns (context for the paired figure). */
+  /** The floor as a function of depth: the Theil–Sen line through the pairs' (depth, llama-bench ms). */
+  floorLine: { interceptMs: number; msPerDepthToken: number };
+  /** Normal turns of ours compared with the line. */
+  normalTurns: number;
+  /** Median wall time of all of ours' normal turns. */
   oursMedianNormalTurnMs: number;
-  /** Median over the pairs of ours ÷ llama-bench: the figure the goal is checked against. */
+  /**
+   * Median over all of ours' normal turns of wall time ÷ the floor line at the turn's depth: the figure the goal is
+   * checked against.
+   */
   ratio: number;
-  lowestRatio: number;
-  highestRatio: number;
+  /** Median over the pairs alone of ours ÷ llama-bench (8 single samples on each side: noisier), and its range. */
+  pairedRatio: number;
+  lowestPairedRatio: number;
+  highestPairedRatio: number;
 }
 
 /** One of the issue's goals, checked against this run. */

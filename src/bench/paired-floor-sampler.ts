@@ -1,6 +1,6 @@
 import type { FloorPair, LlamaBenchFloor, TurnMetrics } from './bench-result.js';
 import { runLlamaBench } from './llama-bench-floor.js';
-import { median } from './statistics.js';
+import { median, theilSenLine } from './statistics.js';
 import { isNormalTurn } from './strategy-summary.js';
 
 export interface PairedFloorOptions {
@@ -70,15 +70,20 @@ export class PairedFloorSampler {
   }
 
   /**
-   * The floor over the pairs measured so far; `allTurns` (ours' whole run) only supplies the median of every
-   * normal turn, printed beside it.
+   * The floor from the pairs measured so far, held against every normal turn of `allTurns` (ours' whole run).
+   * One turn and one llama-bench repetition each jitter by ±20 % on a shared machine, so the median of 8 pair
+   * ratios still wanders; a robust line through the 8 llama-bench samples (spread over the run's depths and
+   * minutes) compared with all of ours' normal turns at their own depth is the steadier figure, and the goal's.
    */
   outcome(allTurns: readonly TurnMetrics[]): FloorOutcome {
     if (this.failure !== null) return { floor: null, floorNote: `no llama-bench floor: ${this.failure}` };
     if (this.pairs.length === 0) {
       return { floor: null, floorNote: 'no llama-bench floor: ours had no normal (untrimmed, unsummarized) turn' };
     }
-    const ratios = this.pairs.map((pair) => pair.oursMs / pair.floorMs);
+    const pairedRatios = this.pairs.map((pair) => pair.oursMs / pair.floorMs);
+    const line = theilSenLine(this.pairs.map((pair) => ({ x: pair.depth, y: pair.floorMs })));
+    const normal = allTurns.filter(isNormalTurn);
+    const turnRatios = normal.map((turn) => turn.wallMs / (line.intercept + line.slope * turn.reusedTokens));
     return {
       floor: {
         binary: this.options.binary,
@@ -87,11 +92,13 @@ export class PairedFloorSampler {
         promptTokens: Math.round(median(this.pairs.map((pair) => pair.promptTokens))),
         generatedTokens: Math.round(median(this.pairs.map((pair) => pair.generatedTokens))),
         floorMs: median(this.pairs.map((pair) => pair.floorMs)),
-        oursPairedMs: median(this.pairs.map((pair) => pair.oursMs)),
-        oursMedianNormalTurnMs: median(allTurns.filter(isNormalTurn).map((turn) => turn.wallMs)),
-        ratio: median(ratios),
-        lowestRatio: Math.min(...ratios),
-        highestRatio: Math.max(...ratios),
+        floorLine: { interceptMs: line.intercept, msPerDepthToken: line.slope },
+        normalTurns: normal.length,
+        oursMedianNormalTurnMs: median(normal.map((turn) => turn.wallMs)),
+        ratio: median(turnRatios),
+        pairedRatio: median(pairedRatios),
+        lowestPairedRatio: Math.min(...pairedRatios),
+        highestPairedRatio: Math.max(...pairedRatios),
       },
       floorNote: null,
     };

@@ -36,3 +36,29 @@ export function ratio(numerator: number, denominator: number): number {
   if (!Number.isFinite(numerator) || !Number.isFinite(denominator) || denominator === 0) return Number.NaN;
   return numerator / denominator;
 }
+
+/** A straight line y = intercept + slope · x. */
+export interface Line {
+  intercept: number;
+  slope: number;
+}
+
+/**
+ * The Theil–Sen line through the points: the slope is the median of the slopes between every pair of points
+ * with different x, the intercept the median of y − slope · x. Robust: one disturbed point out of a handful
+ * does not tilt it (a least-squares line would follow it). With fewer than two distinct x values the slope is
+ * 0 and the intercept the median of y. NaN for no points.
+ */
+export function theilSenLine(points: readonly { x: number; y: number }[]): Line {
+  if (points.length === 0) return { intercept: Number.NaN, slope: Number.NaN };
+  const slopes: number[] = [];
+  for (let i = 0; i < points.length; i++) {
+    for (let j = i + 1; j < points.length; j++) {
+      const a = points[i]!;
+      const b = points[j]!;
+      if (a.x !== b.x) slopes.push((b.y - a.y) / (b.x - a.x));
+    }
+  }
+  const slope = slopes.length === 0 ? 0 : median(slopes);
+  return { intercept: median(points.map((point) => point.y - slope * point.x)), slope };
+}

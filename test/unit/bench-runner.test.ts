@@ -197,10 +197,13 @@ describe('runBenchmark', () => {
     expect(invocations[0]).toContain('-pg 40,32 -d 330');
     expect(invocations[0]).toContain('-r 1');
     // Ours' normal turns took 40 ms each, llama-bench 100 ms: every pair's ratio is 0.4.
-    expect(report.floor).toMatchObject({ floorMs: 100, oursPairedMs: 40, lowestRatio: 0.4, highestRatio: 0.4 });
+    expect(report.floor).toMatchObject({ floorMs: 100, lowestPairedRatio: 0.4, highestPairedRatio: 0.4, normalTurns: 11 });
+    // Every sample took 100 ms whatever the depth: a flat floor line, and every normal turn (40 ms) is 0.4 of it.
+    expect(report.floor?.floorLine).toEqual({ interceptMs: 100, msPerDepthToken: 0 });
     expect(report.floor?.ratio).toBeCloseTo(0.4, 10);
+    expect(report.floor?.pairedRatio).toBeCloseTo(0.4, 10);
     expect(report.goals.find((goal) => goal.goal.includes('llama-bench'))).toMatchObject({ met: true });
-    expect(renderReportText(report)).toContain('ours ÷ floor 0.40× (median of the pairs; 0.40–0.40)');
+    expect(renderReportText(report)).toContain('÷ the floor at their depth: 0.40× (median); the 3 pairs alone: 0.40× (0.40–0.40)');
   });
 
   it('says why there is no floor when llama-bench fails, and skips it when asked', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mean, median, percentile, ratio, sum } from '../../src/bench/statistics.js';
+import { mean, median, percentile, ratio, sum, theilSenLine } from '../../src/bench/statistics.js';
 
 describe('bench statistics', () => {
   it('sums and averages', () => {
@@ -40,5 +40,15 @@ describe('bench statistics', () => {
     expect(ratio(3, 4)).toBe(0.75);
     expect(ratio(3, 0)).toBeNaN();
     expect(ratio(Number.NaN, 2)).toBeNaN();
+  });
+
+  it('fits a Theil–Sen line that one outlier does not tilt', () => {
+    const points = [0, 1, 2, 3, 4, 5].map((x) => ({ x, y: 10 + 2 * x }));
+    expect(theilSenLine(points)).toEqual({ intercept: 10, slope: 2 });
+    // A least-squares line would move; the median of pairwise slopes does not.
+    const disturbed = points.map((point) => (point.x === 3 ? { x: 3, y: 100 } : point));
+    expect(theilSenLine(disturbed)).toEqual({ intercept: 10, slope: 2 });
+    expect(theilSenLine([{ x: 5, y: 7 }, { x: 5, y: 9 }])).toEqual({ intercept: 8, slope: 0 });
+    expect(theilSenLine([]).slope).toBeNaN();
   });
 });
