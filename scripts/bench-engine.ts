@@ -192,14 +192,17 @@ async function measureAddonTurns(model: Model, options: Options): Promise<number
 interface LlamaBenchRecord {
   n_prompt: number;
   n_gen: number;
+  /** Tokens per second of each repetition. */
   samples_ts: number[];
+  /** Nanoseconds of each repetition. */
+  samples_ns: number[];
 }
 
-function measureLlamaBench(binary: string, modelPath: string, options: Options): Rates {
+/** Runs llama-bench with the shared settings plus `testArgs` (which tests) and returns its JSON records. */
+function runLlamaBenchJson(binary: string, modelPath: string, options: Options, testArgs: string[]): LlamaBenchRecord[] {
   const args = [
     '-m', modelPath,
-    '-p', String(PROMPT_TOKENS),
-    '-n', String(DECODE_TOKENS),
+    ...testArgs,
     '-t', String(options.threads),
     '-b', String(BATCH),
     '-ub', String(BATCH),
@@ -209,33 +212,27 @@ function measureLlamaBench(binary: string, modelPath: string, options: Options):
   ];
   const result = spawnSync(binary, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (result.status !== 0) throw new Error(`llama-bench failed (exit ${result.status}):\n${result.stderr}`);
-  const records = JSON.parse(result.stdout) as LlamaBenchRecord[];
+  return JSON.parse(result.stdout) as LlamaBenchRecord[];
+}
+
+function measureLlamaBench(binary: string, modelPath: string, options: Options): Rates {
+  const records = runLlamaBenchJson(binary, modelPath, options, ['-p', String(PROMPT_TOKENS), '-n', String(DECODE_TOKENS)]);
   const prefill = records.find((r) => r.n_prompt === PROMPT_TOKENS && r.n_gen === 0);
   const decode = records.find((r) => r.n_prompt === 0 && r.n_gen === DECODE_TOKENS);
-  if (!prefill || !decode) throw new Error(`unexpected llama-bench output:\n${result.stdout}`);
+  if (!prefill || !decode) throw new Error(`unexpected llama-bench output:\n${JSON.stringify(records)}`);
   return { prefill: prefill.samples_ts, decode: decode.samples_ts, turn: measureLlamaBenchTurns(binary, modelPath, options) };
 }
 
 /** `llama-bench -pg 36,32 -d depth`: the same turn, milliseconds per repetition. */
 function measureLlamaBenchTurns(binary: string, modelPath: string, options: Options): number[] {
-  const args = [
-    '-m', modelPath,
+  const records = runLlamaBenchJson(binary, modelPath, options, [
     '-p', '0',
     '-n', '0',
     '-pg', `${TURN_NEW_TOKENS},${TURN_REPLY_TOKENS}`,
     '-d', String(options.depth),
-    '-t', String(options.threads),
-    '-b', String(BATCH),
-    '-ub', String(BATCH),
-    '-fa', options.flashAttention,
-    '-r', String(options.reps),
-    '-o', 'json',
-  ];
-  const result = spawnSync(binary, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  if (result.status !== 0) throw new Error(`llama-bench failed (exit ${result.status}):\n${result.stderr}`);
-  const records = JSON.parse(result.stdout) as Array<LlamaBenchRecord & { samples_ns: number[] }>;
+  ]);
   const turn = records.find((r) => r.n_prompt === TURN_NEW_TOKENS && r.n_gen === TURN_REPLY_TOKENS);
-  if (!turn) throw new Error(`unexpected llama-bench output:\n${result.stdout}`);
+  if (!turn) throw new Error(`unexpected llama-bench output:\n${JSON.stringify(records)}`);
   return turn.samples_ns.map((ns) => ns / 1e6);
 }
 

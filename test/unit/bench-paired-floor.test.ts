@@ -1,32 +1,21 @@
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TurnMetrics } from '../../src/bench/bench-result.js';
 import { PairedFloorSampler } from '../../src/bench/paired-floor-sampler.js';
+import { writeFakeLlamaBench } from './fake-llama-bench.js';
 
 /**
  * A stand-in llama-bench whose one repetition takes 100 ms + 0.2 ms per token of depth (-d), as a real one grows
  * with the attention span; at depth 800 it reports 10× that, like a repetition disturbed by another process.
  */
 function fakeLlamaBench(): string {
-  const folder = mkdtempSync(join(tmpdir(), 'fake-llama-bench-'));
-  const binary = join(folder, 'llama-bench');
-  writeFileSync(
-    binary,
-    `#!/bin/sh
-depth=0
+  return writeFakeLlamaBench(`depth=0
 while [ $# -gt 0 ]; do
   if [ "$1" = "-d" ]; then depth=$2; fi
   shift
 done
 ns=$(( (100000 + depth * 200) * 1000 ))
 if [ "$depth" = "800" ]; then ns=$(( ns * 10 )); fi
-echo "[{\\"avg_ns\\": $ns, \\"samples_ns\\": [$ns]}]"
-`,
-  );
-  chmodSync(binary, 0o755);
-  return binary;
+echo "[{\\"avg_ns\\": $ns, \\"samples_ns\\": [$ns]}]"`).binary;
 }
 
 /** Turn n reuses 100·n tokens, adds 30, generates 32; ours takes `factor` × the fake floor at that depth. */

@@ -1,5 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BenchEnvironment, StrategyName, TurnMetrics } from '../../src/bench/bench-result.js';
@@ -7,6 +6,7 @@ import type { BenchStrategy } from '../../src/bench/bench-strategy.js';
 import { renderReportText } from '../../src/bench/bench-report-output.js';
 import { runBenchmark } from '../../src/bench/benchmark-runner.js';
 import { buildWorkload } from '../../src/bench/workloads.js';
+import { writeFakeLlamaBench } from './fake-llama-bench.js';
 
 /** A strategy that answers instantly with fixed figures and records the order of calls. */
 class ScriptedStrategy implements BenchStrategy {
@@ -171,11 +171,10 @@ describe('runBenchmark', () => {
 
   it('pairs some of ours normal turns with a llama-bench run of the same shape, right after each', async () => {
     // A stand-in llama-bench: logs its arguments, then prints one sample of 100 ms as llama-bench -o json would.
-    const folder = mkdtempSync(join(tmpdir(), 'fake-llama-bench-'));
-    const binary = join(folder, 'llama-bench');
+    const { binary, folder } = writeFakeLlamaBench(
+      `echo "$*" >> "$(dirname "$0")/args.log"\necho '[{"avg_ns": 100000000, "samples_ns": [100000000]}]'`,
+    );
     const argsLog = join(folder, 'args.log');
-    writeFileSync(binary, `#!/bin/sh\necho "$*" >> '${argsLog}'\necho '[{"avg_ns": 100000000, "samples_ns": [100000000]}]'\n`);
-    chmodSync(binary, 0o755);
     const calls: string[] = [];
     const strategies = [new ScriptedStrategy('ours', 40, calls), new ScriptedStrategy('naive', 300, calls)];
     const report = await runBenchmark({
@@ -207,10 +206,7 @@ describe('runBenchmark', () => {
   });
 
   it('says why there is no floor when llama-bench fails, and skips it when asked', async () => {
-    const folder = mkdtempSync(join(tmpdir(), 'fake-llama-bench-'));
-    const binary = join(folder, 'llama-bench');
-    writeFileSync(binary, `#!/bin/sh\necho 'error: unknown argument' >&2\nexit 1\n`);
-    chmodSync(binary, 0o755);
+    const { binary } = writeFakeLlamaBench(`echo 'error: unknown argument' >&2\nexit 1`);
     const run = (floorSamples?: number) =>
       runBenchmark({
         workload: buildWorkload('default', { turns: 4 }),
