@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TurnMetrics } from '../../src/bench/bench-result.js';
 import { PairedFloorSampler } from '../../src/bench/paired-floor-sampler.js';
+import { singleNodeTurn } from './bench-fixtures.js';
 import { writeFakeLlamaBench } from './fake-llama-bench.js';
 
 /**
@@ -22,22 +23,14 @@ echo "[{\\"avg_ns\\": $ns, \\"samples_ns\\": [$ns]}]"`).binary;
 function turn(n: number, factor: number): TurnMetrics {
   const depth = 100 * n;
   const wallMs = factor * (100 + 0.2 * depth);
-  return {
+  return singleNodeTurn({
     turn: n,
+    promptTokens: depth + 30,
+    evaluatedTokens: n === 1 ? depth + 30 : 30,
     wallMs,
     firstTokenMs: wallMs / 4,
-    answerMs: wallMs,
     engineMs: wallMs - 1,
-    promptTokens: depth + 30,
-    reusedTokens: n === 1 ? 0 : depth,
-    evaluatedTokens: n === 1 ? depth + 30 : 30,
-    generatedTokens: 32,
-    trims: 0,
-    summaryWrites: 0,
-    idealEvaluatedTokens: null,
-    nodes: [],
-    reply: '',
-  };
+  });
 }
 
 describe('PairedFloorSampler', () => {

@@ -6,45 +6,22 @@ import { renderReportChart, renderReportText } from '../../src/bench/bench-repor
 import type { BenchReport, StrategyName, StrategyResult, TurnMetrics } from '../../src/bench/bench-result.js';
 import { findLlamaBench, parseLlamaBenchJson } from '../../src/bench/llama-bench-floor.js';
 import { baselineRatios, checkGoals, summarizeTurns, withIdealEvaluation } from '../../src/bench/strategy-summary.js';
+import { singleNodeTurn } from './bench-fixtures.js';
 
 function turns(strategy: StrategyName, count: number, evaluated: (turn: number) => number, ms: (turn: number) => number): TurnMetrics[] {
-  return Array.from({ length: count }, (_, index) => {
-    const turn = index + 1;
-    const promptTokens = 250 + turn * 60;
-    const evaluatedTokens = evaluated(turn);
-    return {
-      turn,
-      wallMs: ms(turn),
-      firstTokenMs: ms(turn) / 3,
-      answerMs: ms(turn),
-      engineMs: strategy === 'node-llama-cpp' ? null : ms(turn) - 2,
-      promptTokens,
-      reusedTokens: promptTokens - evaluatedTokens,
-      evaluatedTokens,
-      generatedTokens: 32,
-      trims: 0,
-      summaryWrites: 0,
-      idealEvaluatedTokens: null,
-      nodes: [
-        {
-          node: strategy === 'node-llama-cpp' ? 'LlamaChatSession' : 'reply',
-          nodeType: 'Generate',
-          promptTokens,
-          reusedTokens: promptTokens - evaluatedTokens,
-          evaluatedTokens,
-          generatedTokens: 32,
-          trimmedTurns: 0,
-          summaryWritten: false,
-          firstTokenMs: ms(turn) / 3,
-          totalMs: ms(turn),
-          engineMs: strategy === 'node-llama-cpp' ? null : ms(turn) - 2,
-          rereadFrom: null,
-          cacheMissCause: null,
-        },
-      ],
+  const peer = strategy === 'node-llama-cpp';
+  return Array.from({ length: count }, (_, index) =>
+    singleNodeTurn({
+      turn: index + 1,
+      promptTokens: 250 + (index + 1) * 60,
+      evaluatedTokens: evaluated(index + 1),
+      wallMs: ms(index + 1),
+      firstTokenMs: ms(index + 1) / 3,
+      engineMs: peer ? null : ms(index + 1) - 2,
+      node: peer ? 'LlamaChatSession' : 'reply',
       reply: 'Aye.',
-    };
-  });
+    }),
+  );
 }
 
 function result(strategy: StrategyName, rows: TurnMetrics[], layoutKnown: boolean): StrategyResult {

@@ -4,8 +4,9 @@ import { describe, expect, it } from 'vitest';
 import type { BenchEnvironment, StrategyName, TurnMetrics } from '../../src/bench/bench-result.js';
 import type { BenchStrategy } from '../../src/bench/bench-strategy.js';
 import { renderReportText } from '../../src/bench/bench-report-output.js';
-import { runBenchmark } from '../../src/bench/benchmark-runner.js';
+import { runBenchmark, type BenchmarkRunOptions } from '../../src/bench/benchmark-runner.js';
 import { buildWorkload } from '../../src/bench/workloads.js';
+import { singleNodeTurn } from './bench-fixtures.js';
 import { writeFakeLlamaBench } from './fake-llama-bench.js';
 
 /** A strategy that answers instantly with fixed figures and records the order of calls. */
@@ -32,38 +33,15 @@ class ScriptedStrategy implements BenchStrategy {
     this.calls.push(`${this.name}:${turn}`);
     const promptTokens = 250 + turn * 60;
     const evaluatedTokens = turn === 1 ? promptTokens : this.evaluatedPerTurn;
-    return {
+    return singleNodeTurn({
       turn,
+      promptTokens,
+      evaluatedTokens,
       wallMs: evaluatedTokens,
       firstTokenMs: evaluatedTokens / 2,
-      answerMs: evaluatedTokens,
       engineMs: evaluatedTokens - 1,
-      promptTokens,
-      reusedTokens: promptTokens - evaluatedTokens,
-      evaluatedTokens,
-      generatedTokens: 32,
-      trims: 0,
-      summaryWrites: 0,
-      idealEvaluatedTokens: null,
-      nodes: [
-        {
-          node: 'reply',
-          nodeType: 'Generate',
-          promptTokens,
-          reusedTokens: promptTokens - evaluatedTokens,
-          evaluatedTokens,
-          generatedTokens: 32,
-          trimmedTurns: 0,
-          summaryWritten: false,
-          firstTokenMs: evaluatedTokens / 2,
-          totalMs: evaluatedTokens,
-          engineMs: evaluatedTokens - 1,
-          rereadFrom: null,
-          cacheMissCause: null,
-        },
-      ],
       reply: line.slice(0, 4),
-    };
+    });
   }
 
   async dispose(): Promise<void> {
@@ -84,19 +62,25 @@ const environment: BenchEnvironment = {
   loadAverageAtStart: 0,
 };
 
+/** runBenchmark over scripted strategies: no llama-bench, progress bar or log unless `options` bring them. */
+function runScripted(turns: number, strategies: BenchStrategy[], options: Partial<BenchmarkRunOptions> = {}) {
+  return runBenchmark({
+    workload: buildWorkload('default', { turns }),
+    modelPath: 'm.gguf',
+    environment,
+    strategies,
+    llamaBench: null,
+    progress: null,
+    log: () => {},
+    ...options,
+  });
+}
+
 describe('runBenchmark', () => {
   it('interleaves turns across strategies in rotating order, after preparing all of them', async () => {
     const calls: string[] = [];
     const strategies = [new ScriptedStrategy('ours', 40, calls), new ScriptedStrategy('naive', 300, calls)];
-    const report = await runBenchmark({
-      workload: buildWorkload('default', { turns: 3 }),
-      modelPath: 'm.gguf',
-      environment,
-      strategies,
-      llamaBench: null,
-      progress: null,
-      log: () => {},
-    });
+    const report = await runScripted(3, strategies);
     expect(calls).toEqual([
       'ours:prepare',
       'naive:prepare',
@@ -124,16 +108,8 @@ describe('runBenchmark', () => {
 
   it('runs one strategy after the other in sequential order, disposing each before the next', async () => {
     const calls: string[] = [];
-    const report = await runBenchmark({
-      workload: buildWorkload('default', { turns: 2 }),
-      modelPath: 'm.gguf',
-      environment,
-      strategies: [new ScriptedStrategy('ours', 40, calls), new ScriptedStrategy('node-llama-cpp', 90, calls)],
-      order: 'sequential',
-      llamaBench: null,
-      progress: null,
-      log: () => {},
-    });
+    const strategies = [new ScriptedStrategy('ours', 40, calls), new ScriptedStrategy('node-llama-cpp', 90, calls)];
+    const report = await runScripted(2, strategies, { order: 'sequential' });
     expect(calls).toEqual([
       'ours:prepare',
       'ours:1',
@@ -156,15 +132,7 @@ describe('runBenchmark', () => {
     };
     const ours = new ScriptedStrategy('ours', 40, calls);
     await expect(
-      runBenchmark({
-        workload: buildWorkload('default', { turns: 2 }),
-        modelPath: 'm.gguf',
-        environment,
-        strategies: [ours, failing],
-        llamaBench: null,
-        progress: null,
-        log: () => {},
-      }),
+      runScripted(2, [ours, failing]),
     ).rejects.toThrow('decode failed');
     expect(ours.disposed && failing.disposed).toBe(true);
   });
@@ -177,17 +145,7 @@ describe('runBenchmark', () => {
     const argsLog = join(folder, 'args.log');
     const calls: string[] = [];
     const strategies = [new ScriptedStrategy('ours', 40, calls), new ScriptedStrategy('naive', 300, calls)];
-    const report = await runBenchmark({
-      workload: buildWorkload('default', { turns: 12 }),
-      modelPath: 'm.gguf',
-      environment,
-      strategies,
-      order: 'sequential',
-      llamaBench: binary,
-      floorSamples: 3,
-      progress: null,
-      log: () => {},
-    });
+    const report = await runScripted(12, strategies, { order: 'sequential', llamaBench: binary, floorSamples: 3 });
     // 12 turns, 3 samples: one every 4 turns, from turn 2 on; naive's turns get none.
     expect(report.floor?.pairs.map((pair) => pair.turn)).toEqual([2, 6, 10]);
     const invocations = readFileSync(argsLog, 'utf8').trim().split('\n');
@@ -208,17 +166,7 @@ describe('runBenchmark', () => {
   it('says why there is no floor when llama-bench fails, and skips it when asked', async () => {
     const { binary } = writeFakeLlamaBench(`echo 'error: unknown argument' >&2\nexit 1`);
     const run = (floorSamples?: number) =>
-      runBenchmark({
-        workload: buildWorkload('default', { turns: 4 }),
-        modelPath: 'm.gguf',
-        environment,
-        strategies: [new ScriptedStrategy('ours', 40, [])],
-        order: 'sequential',
-        llamaBench: binary,
-        floorSamples,
-        progress: null,
-        log: () => {},
-      });
+      runScripted(4, [new ScriptedStrategy('ours', 40, [])], { order: 'sequential', llamaBench: binary, floorSamples });
     const failed = await run();
     expect(failed.floor).toBeNull();
     expect(failed.floorNote).toMatch(/llama-bench exited with 1: error: unknown argument/);
