@@ -68,12 +68,10 @@ export interface LlamaBenchRequest {
   timeoutMs?: number;
 }
 
-/** llama-bench's timings of one test, milliseconds. */
+/** llama-bench's timing of one test, milliseconds. */
 export interface LlamaBenchTiming {
+  /** Mean over the repetitions, as llama-bench prints it (the floor sampler asks for one). */
   meanMs: number;
-  medianMs: number;
-  /** The fastest repetition, least disturbed by other processes. */
-  minMs: number;
 }
 
 /**
@@ -105,15 +103,9 @@ export function parseLlamaBenchJson(stdout: string): LlamaBenchTiming {
   } catch (error) {
     throw new Error(`llama-bench printed no JSON: ${stdout.slice(0, 200)}`, { cause: error });
   }
-  const first = Array.isArray(parsed) ? (parsed[0] as { avg_ns?: unknown; samples_ns?: unknown } | undefined) : undefined;
+  const first = Array.isArray(parsed) ? (parsed[0] as { avg_ns?: unknown } | undefined) : undefined;
   if (typeof first?.avg_ns !== 'number') throw new Error('llama-bench JSON has no avg_ns');
-  const samples = Array.isArray(first.samples_ns) ? first.samples_ns.filter((value): value is number => typeof value === 'number') : [];
-  const meanMs = first.avg_ns / 1e6;
-  if (samples.length === 0) return { meanMs, medianMs: meanMs, minMs: meanMs };
-  const sorted = [...samples].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  const medianNs = sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-  return { meanMs, medianMs: medianNs / 1e6, minMs: sorted[0]! / 1e6 };
+  return { meanMs: first.avg_ns / 1e6 };
 }
 
 function run(binary: string, args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string; code: number | null }> {
