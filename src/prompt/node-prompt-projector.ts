@@ -172,9 +172,9 @@ export class NodePromptProjector {
     });
     this.modelId = options.modelId ?? null;
     this.systemPromptText = options.systemPrompt ?? '';
-    this.templateText = normalizeTemplate(options.template);
+    this.templateText = noneIfEmpty(options.template);
     this.placementSetting = checkPlacement({ ...DEFAULT_TEMPLATE_PLACEMENT, ...options.placement });
-    this.inputSlot = normalizeInput(options.input);
+    this.inputSlot = noneIfEmpty(options.input);
     this.maintainHistory = options.maintainHistory ?? true;
     this.useSummary = options.useSummary ?? true;
     this.toolResultLimit = checkToolResultLimit(options.toolResultTokenLimit ?? 512);
@@ -206,7 +206,7 @@ export class NodePromptProjector {
 
   /** Changes the node Template (null or '' = none). A resulting cache miss is reported as `templateChanged`. */
   setTemplate(template: string | null): void {
-    this.templateText = normalizeTemplate(template);
+    this.templateText = noneIfEmpty(template);
   }
 
   get placement(): Readonly<TemplatePlacement> {
@@ -230,7 +230,7 @@ export class NodePromptProjector {
 
   /** Changes the input slot (null or '' = the user line). A resulting cache miss is reported as `templateChanged`. */
   setInput(input: string | null): void {
-    this.inputSlot = normalizeInput(input);
+    this.inputSlot = noneIfEmpty(input);
   }
 
   get toolResultTokenLimit(): number {
@@ -520,12 +520,9 @@ export class NodePromptProjector {
   }
 }
 
-function normalizeTemplate(template: string | null | undefined): string | null {
-  return template === undefined || template === null || template === '' ? null : template;
-}
-
-function normalizeInput(input: string | null | undefined): string | null {
-  return input === undefined || input === null || input === '' ? null : input;
+/** A template or input slot name: absent and '' both mean none. */
+function noneIfEmpty(value: string | null | undefined): string | null {
+  return value === undefined || value === null || value === '' ? null : value;
 }
 
 function checkPlacement(placement: TemplatePlacement): TemplatePlacement {
