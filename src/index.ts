@@ -32,6 +32,8 @@ export {
 export { readGgufFile, type GgufFile } from './engine/gguf-reader.js';
 export { GgufWriter } from './engine/gguf-writer.js';
 export { setLlamaLogLevel, type LlamaLogLevel } from './native/log.js';
+export { systemInfo, type SystemInfo } from './native/system-info.js';
+export { platformPackageName } from './native/platform-id.js';
 
 // Dialog history and prompt projection
 export * from './dialog/index.js';

@@ -81,7 +81,24 @@ export interface NativeAddon {
   /** 1 debug, 2 info, 3 warn, 4 error, 5 silent (default). */
   setLogLevel(level: number): void;
   setLogCallback(callback: ((level: number, text: string) => void) | null): void;
+  /** llama.cpp's one-line system report (backends and their features). */
   systemInfo(): string;
+  /** True when ggml's backends are run-time modules (prebuilt packages); false for a static source build. */
+  readonly dynamicBackends: boolean;
+  /** Lets ggml load every backend module in `dir`, the best CPU variant by CPUID among them. */
+  loadBackendsFrom(dir: string): { dynamic: boolean; loaded: { backend: string; path: string }[]; errors: string[] };
+  /** Loads one backend module file; `backend` is its registry name, or null with `error` saying why. */
+  loadBackendFile(path: string): { backend: string | null; error: string | null };
+  /** null when the dynamic linker can load `soname`, else its error text. */
+  probeLibrary(soname: string): string | null;
+  /** The registered backends, their devices and (for the CPU) the instruction-set features in use. */
+  listBackends(): NativeBackendInfo[];
+}
+
+export interface NativeBackendInfo {
+  name: string;
+  devices: { name: string; description: string; type: string }[];
+  features: Record<string, string>;
 }
 
 const knownCodes = new Set<number>(Object.values(ErrorCode));

@@ -1,8 +1,9 @@
 import type { CliCommand } from '../command.js';
 import { benchCommand } from './bench.js';
+import { buildFromSourceCommand } from './build-from-source.js';
 import { chatCommand } from './chat.js';
 import { inspectCommand } from './inspect.js';
 import { synthModelCommand } from './synth-model.js';
 
 /** Every command, in the order `llama-dialog --help` lists them. A new command is one file plus one line here. */
-export const commands: readonly CliCommand[] = [synthModelCommand, benchCommand, chatCommand, inspectCommand];
+export const commands: readonly CliCommand[] = [synthModelCommand, benchCommand, chatCommand, inspectCommand, buildFromSourceCommand];
