@@ -17,7 +17,7 @@ import type { Tokenizer } from '../src/engine/types.js';
 import { ChatTemplateRenderer } from '../src/prompt/chat-template-renderer.js';
 import { NodePromptProjector } from '../src/prompt/node-prompt-projector.js';
 import { FakeTokenizer } from '../test/unit/prompt/fake-tokenizer.js';
-import { seededRandom } from '../src/bench/seeded-random.js';
+import { seededRandom } from '../src/util/seeded-random.js';
 
 const TURNS = Number(process.argv[2] ?? 300);
 const CONTEXT_SIZE = 5632;

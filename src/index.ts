@@ -28,9 +28,9 @@ export {
   type SyntheticModelInfo,
   type SyntheticModelOptions,
   type SyntheticPreset,
-} from './engine/synthetic-model.js';
-export { readGgufFile, type GgufFile } from './engine/gguf-reader.js';
-export { GgufWriter } from './engine/gguf-writer.js';
+} from './synthetic/synthetic-model.js';
+export { readGgufFile, type GgufFile } from './gguf/gguf-reader.js';
+export { GgufWriter } from './gguf/gguf-writer.js';
 export { setLlamaLogLevel, type LlamaLogLevel } from './native/log.js';
 
 // Dialog history and prompt projection

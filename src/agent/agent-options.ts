@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LlamaDialogError } from '../errors.js';
-import { describeFirstIssue } from '../graph/zod-issue.js';
+import { describeFirstIssue } from '../util/validation.js';
 
 const variableValueSchema = z.union([z.string().max(100_000), z.number().finite(), z.boolean()]);
 

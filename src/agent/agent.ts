@@ -4,7 +4,7 @@ import { executeGraph } from '../graph/execute-graph.js';
 import type { GraphNode } from '../graph/node-definition.js';
 import type { NodeInference, NodeRunContext, PauseOutcome, PauseRequest } from '../graph/node-run-context.js';
 import { PauseTimedOutSignal } from '../graph/pause-timed-out.js';
-import { describeFirstIssue } from '../graph/zod-issue.js';
+import { describeFirstIssue } from '../util/validation.js';
 import { NodeDiagnosticsRecorder } from '../diag/node-diagnostics-recorder.js';
 import type { NodeDiagnostics, TurnDiagnostics } from '../diag/turn-diagnostics.js';
 import { Dialog as DialogClass, type Dialog } from '../dialog/dialog.js';

@@ -4,7 +4,7 @@ import { compileGraph } from '../graph/compile-graph.js';
 import type { CompiledGraph } from '../graph/compiled-graph.js';
 import type { GraphNode, NodeDefinition } from '../graph/node-definition.js';
 import { nodeCatalog } from '../graph/node-catalog.js';
-import { describeFirstIssue } from '../graph/zod-issue.js';
+import { describeFirstIssue } from '../util/validation.js';
 import { Agent } from './agent.js';
 import { Dialog } from '../dialog/dialog.js';
 import { parseAgentOptions, type AgentOptions, type ResolvedAgentOptions } from './agent-options.js';

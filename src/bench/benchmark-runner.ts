@@ -3,7 +3,7 @@ import type { BenchEnvironment, BenchReport, StrategyResult, TurnMetrics } from 
 import type { BenchStrategy } from './bench-strategy.js';
 import { CpuContentionMeter } from './cpu-contention-meter.js';
 import { PairedFloorSampler, type FloorOutcome } from './paired-floor-sampler.js';
-import { ProgressBar, type ProgressStream } from './progress-bar.js';
+import { ProgressBar, type ProgressStream } from '../util/progress-bar.js';
 import { baselineRatios, checkGoals, summarizeTurns, withIdealEvaluation } from './strategy-summary.js';
 import type { Workload } from './workloads.js';
 

@@ -3,17 +3,11 @@
  * helper that turns a validation failure into LlamaDialogError('InvalidArgument').
  */
 import { z } from 'zod';
-import { LlamaDialogError } from '../errors.js';
+import { describeFirstIssue, parseOrThrow } from '../util/validation.js';
 
 /** Parses `value` with `schema`; the first issue becomes the message, the ZodError the cause. */
 export function parseOptions<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-  throw new LlamaDialogError('InvalidArgument', `invalid ${what}: ${where}${issue?.message ?? 'invalid value'}`, {
-    cause: parsed.error,
-  });
+  return parseOrThrow(schema, value, 'InvalidArgument', (error) => `invalid ${what}: ${describeFirstIssue(error, '', { indexes: 'dots' })}`);
 }
 
 export const loadModelOptionsSchema = z

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProgressBar } from '../../src/bench/progress-bar.js';
+import { ProgressBar } from '../../src/util/progress-bar.js';
 import { renderTable } from '../../src/bench/text-table.js';
 
 describe('renderTable', () => {

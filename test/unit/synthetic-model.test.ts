@@ -4,17 +4,17 @@ import { join } from 'node:path';
 import { Template } from '@huggingface/jinja';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isLlamaDialogError } from '../../src/errors.js';
-import { readGgufFile, type GgufFile } from '../../src/engine/gguf-reader.js';
-import { elementCount, GgmlType, type GgufMetadataValue } from '../../src/engine/gguf-types.js';
-import { GgufWriter } from '../../src/engine/gguf-writer.js';
+import { readGgufFile, type GgufFile } from '../../src/gguf/gguf-reader.js';
+import { elementCount, GgmlType, type GgufMetadataValue } from '../../src/gguf/gguf-types.js';
+import { GgufWriter } from '../../src/gguf/gguf-writer.js';
 import {
   chatTemplateForVocabulary,
   CHATML_CHAT_TEMPLATE,
   LLAMA3_CHAT_TEMPLATE,
   PLAIN_CHAT_TEMPLATE,
-} from '../../src/engine/synthetic-chat-template.js';
-import { SYNTHETIC_PRESETS, writeSyntheticModel, type SyntheticModelInfo } from '../../src/engine/synthetic-model.js';
-import { fromFloat16Bits } from '../../src/engine/synthetic-weights.js';
+} from '../../src/synthetic/synthetic-chat-template.js';
+import { SYNTHETIC_PRESETS, writeSyntheticModel, type SyntheticModelInfo } from '../../src/synthetic/synthetic-model.js';
+import { fromFloat16Bits } from '../../src/synthetic/synthetic-weights.js';
 import { vocabPath } from '../helpers/llama-cpp.js';
 import { ensureTestModel } from '../helpers/models.js';
 

@@ -1,12 +1,10 @@
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { SYNTHETIC_MODEL_VERSION, writeSyntheticModel } from '../engine/synthetic-model.js';
-import { resolveVocabPath } from '../engine/synthetic-vocab.js';
-import { ProgressBar, type ProgressStream } from './progress-bar.js';
-
-const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+import { packageRoot } from '../native/loader.js';
+import { SYNTHETIC_MODEL_VERSION, writeSyntheticModel } from './synthetic-model.js';
+import { resolveVocabPath } from './synthetic-vocab.js';
+import { ProgressBar, type ProgressStream } from '../util/progress-bar.js';
 
 /**
  * Folder for generated models: `$LLAMA_DIALOG_CACHE/models` when set; else `.cache/models` in the package
@@ -15,27 +13,28 @@ const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
  */
 export function modelCacheFolder(env: NodeJS.ProcessEnv = process.env): string {
   if (env.LLAMA_DIALOG_CACHE) return join(resolve(env.LLAMA_DIALOG_CACHE), 'models');
-  if (isWritable(packageRoot)) return join(packageRoot, '.cache', 'models');
+  const root = packageRoot();
+  if (isWritable(root)) return join(root, '.cache', 'models');
   return join(homedir(), '.cache', 'llama-dialog', 'models');
 }
 
-/** Path of the default benchmark model: synthetic `small` preset, Llama-3 tokenizer, seed 0. */
-export function defaultBenchModelPath(env: NodeJS.ProcessEnv = process.env): string {
+/** Path of the default model (chat, inspect, examples and the benchmark): synthetic `small` preset, Llama-3 tokenizer, seed 0. */
+export function defaultModelPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(modelCacheFolder(env), `synthetic-small-llama-bpe-v${SYNTHETIC_MODEL_VERSION}-seed0.gguf`);
 }
 
 /**
- * Returns the default benchmark model, generating it first when it is not cached (a few hundred MB, seconds;
+ * Returns the default model, generating it first when it is not cached (a few hundred MB, seconds;
  * progress on `progress`). The file name carries the generator's version, so a new generator makes a new file.
  * @throws LlamaDialogError InvalidArgument when llama.cpp's vocabulary files are missing (fetch llama.cpp first).
  */
-export async function ensureDefaultBenchModel(
+export async function ensureDefaultModel(
   options: { progress?: ProgressStream | null; log?: (line: string) => void } = {},
 ): Promise<{ path: string; generated: boolean }> {
-  const path = defaultBenchModelPath();
+  const path = defaultModelPath();
   if (existsSync(path)) return { path, generated: false };
   mkdirSync(dirname(path), { recursive: true });
-  options.log?.(`[bench] generating the synthetic "small" model once into ${path}`);
+  options.log?.(`[model] generating the synthetic "small" model once into ${path}`);
   const stream = options.progress === undefined ? process.stderr : options.progress;
   let bar: ProgressBar | undefined;
   await writeSyntheticModel({
