@@ -37,7 +37,7 @@ export interface BenchmarkRunOptions {
 
 /**
  * Runs every strategy over the workload's lines and builds the report: per-turn figures, summaries, ideal
- * evaluated tokens, ratios of ours against each baseline, the llama-bench floor and the issue's goals.
+ * evaluated tokens, ratios of ours against each baseline, the llama-bench floor and the benchmark's targets.
  * Model loading and context creation are not timed; a turn is timed from sending the line to its end.
  */
 export async function runBenchmark(options: BenchmarkRunOptions): Promise<BenchReport> {
