@@ -2,7 +2,8 @@ import { LlamaDialogError, isLlamaDialogError } from '../errors.js';
 import type { CompiledGraph, CompiledNode } from '../graph/compiled-graph.js';
 import { executeGraph } from '../graph/execute-graph.js';
 import type { GraphNode } from '../graph/node-definition.js';
-import type { NodeInference, NodeRunContext, PauseOutcome, PauseRequest } from '../graph/node-run-context.js';
+import type { InferencePort } from '../graph/inference-port.js';
+import type { NodeRunContext, PauseOutcome, PauseRequest } from '../graph/node-run-context.js';
 import { PauseTimedOutSignal } from '../graph/pause-timed-out.js';
 import { describeFirstIssue } from '../util/validation.js';
 import { NodeDiagnosticsRecorder } from '../diag/node-diagnostics-recorder.js';
@@ -10,12 +11,12 @@ import type { NodeDiagnostics, TurnDiagnostics } from '../diag/turn-diagnostics.
 import { Dialog as DialogClass, type Dialog } from '../dialog/dialog.js';
 import type { DialogSnapshot, InteractionInput } from '../dialog/dialog-snapshot.js';
 import type { Interaction } from '../dialog/interaction.js';
-import { promptKitFor } from './model-prompt-kit.js';
 import type { ResolvedAgentOptions } from './agent-options.js';
 import type { AgentState } from './agent-state.js';
 import { AgentVariables, type VariableValue } from './agent-variables.js';
-import type { ModelLease } from './model-registry.js';
-import type { NodeContextSlot } from './node-context-slot.js';
+import type { ModelLease } from '../host/model-registry.js';
+import type { NodeCache } from '../host/node-cache.js';
+import { inferencePortFor } from '../host/inference-port.js';
 import type { RuntimeSettings } from './runtime-settings.js';
 import { Turn } from './turn.js';
 import type { TurnCompleteEvent, TurnEvent, TurnStatus } from './turn-events.js';
@@ -42,7 +43,7 @@ export interface AgentParts {
   id: string;
   graph: CompiledGraph;
   nodes: ReadonlyMap<string, GraphNode>;
-  slots: ReadonlyMap<string, NodeContextSlot>;
+  nodeCaches: ReadonlyMap<string, NodeCache>;
   leases: readonly ModelLease[];
   options: ResolvedAgentOptions;
   settings: RuntimeSettings;
@@ -61,7 +62,7 @@ export class Agent {
   readonly id: string;
   private readonly graph: CompiledGraph;
   private readonly nodes: ReadonlyMap<string, GraphNode>;
-  private readonly slots: ReadonlyMap<string, NodeContextSlot>;
+  private readonly nodeCaches: ReadonlyMap<string, NodeCache>;
   private readonly leases: readonly ModelLease[];
   private readonly options: ResolvedAgentOptions;
   private readonly settings: RuntimeSettings;
@@ -80,7 +81,7 @@ export class Agent {
     this.id = parts.id;
     this.graph = parts.graph;
     this.nodes = parts.nodes;
-    this.slots = parts.slots;
+    this.nodeCaches = parts.nodeCaches;
     this.leases = parts.leases;
     this.options = parts.options;
     this.settings = parts.settings;
@@ -197,7 +198,7 @@ export class Agent {
     const problem = definition.check?.(parsed.data, { modelReference: node.modelReference });
     if (problem) throw new LlamaDialogError('InvalidParamValue', `node "${nodeName}": ${problem}`);
     this.currentParams.set(nodeName, Object.freeze(parsed.data));
-    this.slots.get(nodeName)?.noteParamChanged(param);
+    this.nodeCaches.get(nodeName)?.noteParamChanged(param);
   }
 
   /** Current params of a node (a frozen copy). @throws LlamaDialogError UnknownNode. */
@@ -230,7 +231,7 @@ export class Agent {
    */
   async releaseCache(): Promise<void> {
     this.assertIdle('releaseCache');
-    await Promise.all([...this.slots.values()].map((slot) => slot.release()));
+    await Promise.all([...this.nodeCaches.values()].map((cache) => cache.release()));
   }
 
   /**
@@ -320,7 +321,7 @@ export class Agent {
 
   /** True for a node whose KV cache currently holds memory. */
   isCacheAllocated(nodeName: string): boolean {
-    return this.slots.get(nodeName)?.allocated ?? false;
+    return this.nodeCaches.get(nodeName)?.allocated ?? false;
   }
 
   /**
@@ -341,7 +342,7 @@ export class Agent {
 
   /** @internal Tells every node cache that earlier history changed. */
   noteHistoryEdited(): void {
-    for (const slot of this.slots.values()) slot.noteHistoryEdited();
+    for (const cache of this.nodeCaches.values()) cache.noteHistoryEdited();
   }
 
   private assertAlive(): void {
@@ -353,7 +354,7 @@ export class Agent {
   private async doDestroy(): Promise<void> {
     await this.cancel();
     this.currentState = 'Destroyed';
-    await Promise.all([...this.slots.values()].map((slot) => slot.dispose()));
+    await Promise.all([...this.nodeCaches.values()].map((cache) => cache.dispose()));
     await Promise.all(this.leases.map((lease) => lease.release()));
     this.onDestroyed(this);
   }
@@ -402,7 +403,7 @@ export class Agent {
             step,
           });
           const nodeStarted = performance.now();
-          let inference: NodeInference | undefined;
+          let inference: InferencePort | undefined;
           const run: NodeRunContext = {
             node,
             params: this.currentParams.get(nodeName) ?? compiled.params,
@@ -529,21 +530,9 @@ export class Agent {
     });
   }
 
-  private inferenceFor(nodeName: string, signal: AbortSignal): NodeInference {
-    const slot = this.slots.get(nodeName);
-    if (!slot) throw new LlamaDialogError('InferenceFailed', `internal: node "${nodeName}" has no model`);
-    const facts = slot.takeCacheFacts();
-    return {
-      model: slot.lease.model,
-      modelId: slot.lease.path,
-      prompts: promptKitFor(slot.lease.model),
-      contextSize: slot.contextSize,
-      cacheFacts: facts,
-      run: (job) =>
-        slot.lease.scheduler.run(async () => {
-          if (signal.aborted) throw new LlamaDialogError('Aborted', 'turn cancelled');
-          return job(await slot.get());
-        }, signal),
-    };
+  private inferenceFor(nodeName: string, signal: AbortSignal): InferencePort {
+    const cache = this.nodeCaches.get(nodeName);
+    if (!cache) throw new LlamaDialogError('InferenceFailed', `internal: node "${nodeName}" has no model`);
+    return inferencePortFor(cache, signal);
   }
 }

@@ -3,6 +3,7 @@
  * helper that turns a validation failure into LlamaDialogError('InvalidArgument').
  */
 import { z } from 'zod';
+import { KV_CACHE_TYPES } from './types.js';
 import { describeFirstIssue, parseOrThrow } from '../util/validation.js';
 
 /** Parses `value` with `schema`; the first issue becomes the message, the ZodError the cause. */
@@ -24,7 +25,7 @@ export const contextOptionsSchema = z
     contextSize: z.number().int().min(0).max(16_777_216),
     batchSize: z.number().int().min(1).max(65_536).optional(),
     threads: z.number().int().min(1).max(512).optional(),
-    kvCacheType: z.enum(['f16', 'q8_0', 'q4_0']).optional(),
+    kvCacheType: z.enum(KV_CACHE_TYPES).optional(),
     flashAttention: z.union([z.boolean(), z.literal('auto')]).optional(),
   })
   .strict()

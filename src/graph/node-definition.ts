@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import type { CompiledNode } from './compiled-graph.js';
 import type { AgentVariables } from '../agent/agent-variables.js';
-import type { NodeInference, NodeRunContext } from './node-run-context.js';
+import type { InferencePort } from './inference-port.js';
+import type { NodeRunContext } from './node-run-context.js';
 
 /** A node as it runs inside one agent: created from its frozen definition, may keep per-agent state. */
 export interface GraphNode {
@@ -19,7 +20,7 @@ export interface GraphNode {
 /** What a node gets for prefilling its cache. */
 export interface NodePrefillContext {
   readonly params: Readonly<Record<string, unknown>>;
-  readonly inference: NodeInference;
+  readonly inference: InferencePort;
   readonly variables: AgentVariables;
   /** The agent's `maintainDialogueHistory` (fixed for its life). */
   readonly maintainDialogueHistory: boolean;

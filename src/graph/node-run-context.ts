@@ -1,11 +1,9 @@
 import type { Dialog } from '../dialog/dialog.js';
 import type { Interaction } from '../dialog/interaction.js';
-import type { InferenceContext } from '../engine/types.js';
-import type { ModelPromptKit } from '../agent/model-prompt-kit.js';
 import type { AgentVariables } from '../agent/agent-variables.js';
-import type { RuntimeModel } from '../agent/model-port.js';
 import type { ToolCallDisposition, ToolCallEvent } from '../agent/turn-events.js';
 import type { NodeDiagnosticsRecorder } from '../diag/node-diagnostics-recorder.js';
+import type { InferencePort } from './inference-port.js';
 import type { GraphNode } from './node-definition.js';
 
 /** How a pause ended (cancellation is thrown as an Aborted error instead). */
@@ -16,24 +14,6 @@ export interface PauseRequest {
   /** 0 = wait forever. */
   timeoutMs: number;
   toolCall?: { callId: string; name: string; arguments: unknown; disposition: ToolCallDisposition };
-}
-
-/**
- * A node's model and KV cache for this agent. Every call runs in the model's FIFO queue, with the turn's abort
- * signal, on this node's own context (created on first use when the agent defers allocation).
- */
-export interface NodeInference {
-  readonly model: RuntimeModel;
-  /** Identity of the model (its resolved file path): replies carry it so their token ids can be replayed. */
-  readonly modelId: string;
-  /** Chat template renderer and token cache shared by the nodes of this model. */
-  readonly prompts: ModelPromptKit;
-  /** Resolved context size (tokens). */
-  readonly contextSize: number;
-  /** Waits for the model, then runs `job` on this node's context. */
-  run<T>(job: (context: InferenceContext) => Promise<T>): Promise<T>;
-  /** Facts the diagnostics use to explain a cache miss, gathered since this node last ran. */
-  readonly cacheFacts: CacheFacts;
 }
 
 /** What happened to a node's cache inputs since its previous run. */
@@ -76,8 +56,8 @@ export interface NodeRunContext {
   input(slotName?: string | null): string | undefined;
   /** Diagnostics of this node step (no-op when diagnostics are off). */
   readonly diagnostics: NodeDiagnosticsRecorder;
-  /** The node's model and cache. @throws when the node type does not use a model. */
-  inference(): NodeInference;
+  /** The node's model and cache, asked for work through the host. @throws when the node type does not use a model. */
+  inference(): InferencePort;
   emitAnswer(text: string, isDelta: boolean): void;
   emitToolCall(event: Omit<ToolCallEvent, 'type' | 'node'>): void;
   emitNodeEvent(name: string, data?: Record<string, unknown>): void;

@@ -10,6 +10,7 @@ import { formatSummaryForSystem } from './summary-label.js';
 import { TokenCache } from './token-cache.js';
 import { trimToBudget } from './trim-to-budget.js';
 import { DEFAULT_TEMPLATE_PLACEMENT, buildTemplateView, renderTurnTemplate, type TemplatePlacement } from './turn-template.js';
+import { commonPrefixLength } from '../engine/common-prefix.js';
 
 export interface NodePromptProjectorOptions {
   /** Graph node name: replies with this node name are "its own" (used for the cache-reuse estimate). */
@@ -546,13 +547,6 @@ function lastOwnReply(turn: Readonly<Interaction> | undefined, node: string): Re
   if (turn === undefined) return undefined;
   for (let index = turn.replies.length - 1; index >= 0; index--) if (turn.replies[index]!.node === node) return turn.replies[index];
   return undefined;
-}
-
-function commonPrefixLength(a: Int32Array, b: Int32Array): number {
-  const limit = Math.min(a.length, b.length);
-  let index = 0;
-  while (index < limit && a[index] === b[index]) index++;
-  return index;
 }
 
 /** `{"name": …, "arguments": …}`, the arguments parsed when they are JSON. */

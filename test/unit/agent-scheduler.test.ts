@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ModelScheduler } from '../../src/agent/model-scheduler.js';
+import { FifoScheduler } from '../../src/host/fifo-scheduler.js';
 import { deferred } from './agent-fake-model.js';
 
-describe('ModelScheduler', () => {
+describe('FifoScheduler', () => {
   it('runs jobs one at a time in submission order', async () => {
-    const scheduler = new ModelScheduler();
+    const scheduler = new FifoScheduler();
     const order: string[] = [];
     const gateA = deferred();
     const a = scheduler.run(async () => {
@@ -37,7 +37,7 @@ describe('ModelScheduler', () => {
   });
 
   it('drops a waiting job whose signal aborts, without running it', async () => {
-    const scheduler = new ModelScheduler();
+    const scheduler = new FifoScheduler();
     const gate = deferred();
     const first = scheduler.run(() => gate.promise);
     const controller = new AbortController();

@@ -1,7 +1,7 @@
 import type { Interaction } from '../../dialog/interaction.js';
 import type { ChatMessage } from '../../prompt/chat-message.js';
 import { PromptAssembler } from '../../prompt/prompt-assembler.js';
-import type { NodeInference } from '../node-run-context.js';
+import type { InferencePort } from '../inference-port.js';
 
 /** The last `count` turns before the current one, as plain chat messages (user lines and visible replies). */
 export function recentHistoryMessages(interactions: readonly Readonly<Interaction>[], count: number): ChatMessage[] {
@@ -19,10 +19,10 @@ export function recentHistoryMessages(interactions: readonly Readonly<Interactio
 export class ClassifierAssemblerHolder {
   private assembler: PromptAssembler | undefined;
 
-  get(inference: NodeInference): PromptAssembler {
+  get(inference: InferencePort): PromptAssembler {
     this.assembler ??= new PromptAssembler({
       renderer: inference.prompts.renderer,
-      tokenizer: inference.model,
+      tokenizer: inference.tokenizer,
       contentCache: inference.prompts.contentCache,
     });
     return this.assembler;

@@ -45,7 +45,7 @@ class ClassifyAttributesNode implements GraphNode {
       const labels = letterLabels(values.length);
       const question = `${line}\n\n---\nWhich ${name} fits this message? Options:\n${formatOptions(values)}`;
       const messages = [{ role: 'system' as const, content: system }, ...history, { role: 'user' as const, content: question }];
-      const logProbabilities = await scoreLetters(run, inference, assembler, messages, labelTokens(inference.model, labels));
+      const logProbabilities = await scoreLetters(run, inference, assembler, messages, labelTokens(inference.tokenizer, labels));
       const decision = decide(normalize(logProbabilities), params.threshold, params.margin);
       const value = decision.winner >= 0 ? (values[decision.winner] as string) : null;
       results[name] = { value, probability: decision.best };

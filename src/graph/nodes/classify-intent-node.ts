@@ -54,7 +54,7 @@ class ClassifyIntentNode implements GraphNode {
       ...recentHistoryMessages(run.dialog.interactions, params.historyTurns),
       { role: 'user' as const, content: run.input(params.input) ?? '' },
     ];
-    const logProbabilities = await scoreLetters(run, inference, this.assembler.get(inference), messages, labelTokens(inference.model, labels));
+    const logProbabilities = await scoreLetters(run, inference, this.assembler.get(inference), messages, labelTokens(inference.tokenizer, labels));
     const decision = decide(normalize(logProbabilities), params.threshold, params.margin);
     const scores = Object.fromEntries(params.intents.map((intent, index) => [intent.id, decision.probabilities[index] ?? 0]));
     const winner = decision.winner >= 0 ? params.intents[decision.winner] : undefined;

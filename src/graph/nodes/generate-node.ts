@@ -78,7 +78,7 @@ class GenerateNode implements GraphNode {
     // prompt gives exactly the prefix the first turn will share.
     const projector = this.projector.get(inference, projectorSettings(this.name, generate, maintainDialogueHistory));
     const prefix = projector.assembler.assemble([{ role: 'system', content: generate.systemPrompt }], { addGenerationPrompt: false });
-    await inference.run((context) => context.evaluate(prefix.tokens));
+    await inference.prefill(prefix.tokens);
   }
 }
 

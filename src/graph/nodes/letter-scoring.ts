@@ -1,8 +1,8 @@
-import type { InferenceContext } from '../../engine/types.js';
 import { LlamaDialogError } from '../../errors.js';
 import type { ChatMessage } from '../../prompt/chat-message.js';
 import type { PromptAssembler } from '../../prompt/prompt-assembler.js';
-import type { NodeInference, NodeRunContext } from '../node-run-context.js';
+import type { InferencePort } from '../inference-port.js';
+import type { NodeRunContext } from '../node-run-context.js';
 import { explainCache } from '../../diag/cache-miss.js';
 
 /** Most options a letter-labelled question may have (A–Z). */
@@ -23,8 +23,8 @@ export function formatOptions(descriptions: readonly string[]): string {
  * The token each label starts with, as the model would write it right after the assistant header.
  * @throws LlamaDialogError InferenceFailed when two labels share a token (the vocabulary cannot tell them apart).
  */
-export function labelTokens(model: NodeInference['model'], labels: readonly string[]): Int32Array {
-  const tokens = labels.map((label) => model.tokenize(label, { addSpecial: false, parseSpecial: false })[0] ?? -1);
+export function labelTokens(tokenizer: InferencePort['tokenizer'], labels: readonly string[]): Int32Array {
+  const tokens = labels.map((label) => tokenizer.tokenize(label, { addSpecial: false, parseSpecial: false })[0] ?? -1);
   if (new Set(tokens).size !== tokens.length || tokens.includes(-1)) {
     throw new LlamaDialogError('InferenceFailed', 'the model\'s vocabulary does not give each option letter its own token');
   }
@@ -56,20 +56,13 @@ export function decide(probabilities: number[], threshold: number, margin: numbe
   return { winner, probabilities, best, runnerUp };
 }
 
-function commonPrefix(a: Int32Array, b: Int32Array): number {
-  const limit = Math.min(a.length, b.length);
-  let index = 0;
-  while (index < limit && a[index] === b[index]) index++;
-  return index;
-}
-
 /**
  * Scores the next-token log-probabilities of `candidates` after `messages` on the node's context, and records the
  * prompt and cache figures in the node's diagnostics (appended when a node asks several questions).
  */
 export async function scoreLetters(
   run: NodeRunContext,
-  inference: NodeInference,
+  inference: InferencePort,
   assembler: PromptAssembler,
   messages: ChatMessage[],
   candidates: Int32Array,
@@ -81,11 +74,7 @@ export async function scoreLetters(
       `node "${run.node.name}": the classifier prompt needs ${assembled.tokens.length} tokens; the context holds ${inference.contextSize}`,
     );
   }
-  let reused = 0;
-  const scores = await inference.run(async (context: InferenceContext) => {
-    reused = commonPrefix(context.tokens, assembled.tokens);
-    return context.scoreNext(assembled.tokens, candidates, { signal: run.signal });
-  });
+  const { scores, reused, evaluated } = await inference.score(assembled.tokens, candidates);
   run.diagnostics.setInput({
     prompt: messages.map((message, index) => ({ role: message.role, content: message.content, tokens: assembled.messageTokenCounts[index] ?? 0 })),
     promptTokens: assembled.tokens.length,
@@ -99,6 +88,6 @@ export async function scoreLetters(
     segmentCacheUsed: assembled.segmentCacheUsed,
     fallbackToWholePrompt: assembled.fallbackToWholePrompt,
   });
-  run.diagnostics.setCache(explainCache({ reused, evaluated: assembled.tokens.length - reused }, undefined, inference.cacheFacts));
+  run.diagnostics.setCache(explainCache({ reused, evaluated }, undefined, inference.cacheFacts));
   return scores;
 }

@@ -1,7 +1,7 @@
 import type { ToolDefinition } from '../../prompt/chat-message.js';
 import { NodePromptProjector } from '../../prompt/node-prompt-projector.js';
 import type { TemplatePlacement } from '../../prompt/turn-template.js';
-import type { NodeInference } from '../node-run-context.js';
+import type { InferencePort } from '../inference-port.js';
 
 export interface ProjectorSettings {
   node: string;
@@ -25,11 +25,11 @@ export interface ProjectorSettings {
 export class NodeProjectorHolder {
   private projector: NodePromptProjector | undefined;
 
-  get(inference: NodeInference, settings: ProjectorSettings): NodePromptProjector {
+  get(inference: InferencePort, settings: ProjectorSettings): NodePromptProjector {
     if (!this.projector) {
       this.projector = new NodePromptProjector({
         node: settings.node,
-        tokenizer: inference.model,
+        tokenizer: inference.tokenizer,
         renderer: inference.prompts.renderer,
         contentCache: inference.prompts.contentCache,
         modelId: inference.modelId,
@@ -38,7 +38,7 @@ export class NodeProjectorHolder {
         placement: settings.placement,
         input: settings.input,
         contextSize: inference.contextSize,
-        trainedContextSize: inference.model.info.trainedContextSize,
+        trainedContextSize: inference.modelInfo.trainedContextSize,
         maxTokens: settings.maxTokens,
         trimTargetRatio: settings.trimTargetRatio,
         maintainHistory: settings.maintainHistory,

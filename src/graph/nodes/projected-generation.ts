@@ -3,15 +3,16 @@ import { LlamaDialogError } from '../../errors.js';
 import { explainCache } from '../../diag/cache-miss.js';
 import { inputDiagnostics } from '../../diag/projection-input.js';
 import type { PromptProjection } from '../../prompt/node-prompt-projector.js';
-import type { NodeInference, NodeRunContext } from '../node-run-context.js';
+import type { InferencePort } from '../inference-port.js';
+import type { NodeRunContext } from '../node-run-context.js';
 
 /**
- * Decodes a projected prompt and generates on the node's own context (in the model's FIFO queue), then records
+ * Asks the host to decode a projected prompt and generate on the node's own cache, then records
  * the node's diagnostics: the prompt as sent, cache figures with the cause of any miss, output and timings.
  */
 export async function generateFromProjection(
   run: NodeRunContext,
-  inference: NodeInference,
+  inference: InferencePort,
   projection: PromptProjection,
   options: { maxTokens: number; sampling: SamplingOptions; stop?: string[]; onToken?: (piece: string) => void },
 ): Promise<GenerateResult> {
@@ -22,16 +23,13 @@ export async function generateFromProjection(
     else run.warn(warning);
   }
   run.diagnostics.setInput(inputDiagnostics(projection));
-  const result = await inference.run((context) =>
-    context.generate({
-      prompt: projection.tokens,
-      maxTokens: options.maxTokens,
-      sampling: options.sampling,
-      signal: run.signal,
-      ...(options.stop && options.stop.length > 0 ? { stop: options.stop } : {}),
-      ...(options.onToken ? { onToken: (piece: string) => options.onToken?.(piece) } : {}),
-    }),
-  );
+  const result = await inference.generate({
+    prompt: projection.tokens,
+    maxTokens: options.maxTokens,
+    sampling: options.sampling,
+    ...(options.stop && options.stop.length > 0 ? { stop: options.stop } : {}),
+    ...(options.onToken ? { onToken: (piece: string) => options.onToken?.(piece) } : {}),
+  });
   // The engine resolves an aborted generation with stopReason 'aborted': a cut-off reply is never recorded.
   if (result.stopReason === 'aborted' || run.signal.aborted) throw new LlamaDialogError('Aborted', 'generation cancelled');
   run.addTokensGenerated(result.tokens.length);

@@ -4,7 +4,8 @@ import { LlamaDialogError } from '../../errors.js';
 import { PromptAssembler } from '../../prompt/prompt-assembler.js';
 import { buildSummaryMessages, planRollingSummary } from '../../prompt/rolling-summary.js';
 import { defineNode, type GraphNode } from '../node-definition.js';
-import type { NodeInference, NodeRunContext } from '../node-run-context.js';
+import type { InferencePort } from '../inference-port.js';
+import type { NodeRunContext } from '../node-run-context.js';
 import { inferenceParamsShape, inferenceStructuralParams, samplingFrom, samplingParamsShape } from './shared-params.js';
 
 const paramsSchema = z.strictObject({
@@ -27,10 +28,10 @@ class SummarizeNode implements GraphNode {
 
   constructor(readonly name: string) {}
 
-  private assemblerFor(inference: NodeInference): PromptAssembler {
+  private assemblerFor(inference: InferencePort): PromptAssembler {
     this.assembler ??= new PromptAssembler({
       renderer: inference.prompts.renderer,
-      tokenizer: inference.model,
+      tokenizer: inference.tokenizer,
       contentCache: inference.prompts.contentCache,
     });
     return this.assembler;
@@ -59,11 +60,7 @@ class SummarizeNode implements GraphNode {
       run.diagnostics.addData({ summarized: false, pendingTokens: plan.pendingTokens });
       return 'default';
     }
-    const before = { mirror: 0 };
-    const result = await inference.run((context) => {
-      before.mirror = context.tokens.length;
-      return context.generate({ prompt: assembled.tokens, maxTokens: params.maxTokens, sampling: samplingFrom(params), signal: run.signal });
-    });
+    const result = await inference.generate({ prompt: assembled.tokens, maxTokens: params.maxTokens, sampling: samplingFrom(params) });
     if (result.stopReason === 'aborted' || run.signal.aborted) throw new LlamaDialogError('Aborted', 'summary cancelled');
     run.addTokensGenerated(result.tokens.length);
     const text = result.text.trim();

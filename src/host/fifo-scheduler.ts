@@ -1,4 +1,5 @@
 import { LlamaDialogError } from '../errors.js';
+import type { ModelScheduler } from './model-scheduler.js';
 
 interface QueuedJob {
   run: () => Promise<unknown>;
@@ -9,11 +10,12 @@ interface QueuedJob {
 }
 
 /**
- * FIFO queue of inference jobs on one loaded model. One job runs at a time, in the order they were submitted, so
- * agents sharing a model take turns at it while agents on other models (other schedulers) run concurrently.
- * A job whose signal aborts while it waits leaves the queue without running.
+ * The `fifo` policy (SPEC §6): a queue of inference jobs on one loaded model. One job runs at a time, in the order
+ * they were submitted, so agents sharing a model take turns at it while agents on other models (other schedulers)
+ * run concurrently. A job whose signal aborts while it waits leaves the queue without running.
  */
-export class ModelScheduler {
+export class FifoScheduler implements ModelScheduler {
+  readonly policy = 'fifo';
   private readonly queue: QueuedJob[] = [];
   private running = false;
 

@@ -1,17 +1,18 @@
 import type { InferenceContext } from '../engine/types.js';
 import type { CacheFacts } from '../graph/node-run-context.js';
 import type { ModelLease } from './model-registry.js';
-import type { KvCacheType } from './model-port.js';
+import type { KvCacheType } from '../engine/types.js';
 
 /** When an agent's per-node KV caches are created (SPEC §6). */
 export type KvCacheInitialization = 'AllocateOnly' | 'Prefill' | 'DeferAllocation';
 
 /**
- * One node's KV cache inside one agent: created at agent creation or on first use, released on request (the next
- * use re-creates it empty) and disposed with the agent. Also remembers what happened since the node last ran, so
- * diagnostics can name the cause of a cache miss.
+ * One node's KV cache inside one agent (SPEC §6 "the node's handle"): created at agent creation or on first use,
+ * released on request (the next use re-creates it empty) and disposed with the agent. Also remembers what happened
+ * since the node last ran, so diagnostics can name the cause of a cache miss. Nodes never hold it: they ask an
+ * inference port (inference-port.ts), which runs their work on it under the model's scheduler.
  */
-export class NodeContextSlot {
+export class NodeCache {
   private context: InferenceContext | undefined;
   private creating: Promise<InferenceContext> | undefined;
   private disposed = false;

@@ -1,8 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { LlamaDialogError, isLlamaDialogError } from '../errors.js';
-import type { ModelLoader, RuntimeModel } from './model-port.js';
-import { ModelScheduler } from './model-scheduler.js';
+import type { RuntimeModel } from '../engine/types.js';
+import type { ModelLoader } from './model-loader.js';
+import { createModelScheduler, type ModelScheduler, type SchedulingPolicy } from './model-scheduler.js';
 
 /** One model the registry knows by name. */
 export interface ModelCatalogEntry {
@@ -13,6 +14,8 @@ export interface ModelCatalogEntry {
   /** Layers to offload to the GPU (engine default when omitted). */
   gpuLayers?: number;
   useMmap?: boolean;
+  /** How the agents on this model share it (default `fifo`: one inference at a time, first come first served). */
+  scheduling?: SchedulingPolicy;
 }
 
 /** What the registry reports about a loaded model. */
@@ -36,7 +39,7 @@ interface RegistryEntry {
 
 /**
  * A model in use. Holding a lease keeps the model loaded; `release()` gives it back (idempotent). Inference on the
- * model goes through `scheduler`, FIFO across every lease of the same model.
+ * model goes through `scheduler`, shared by every lease of the same model (its policy comes from the catalog).
  */
 export interface ModelLease {
   readonly name: string;
@@ -156,7 +159,7 @@ export class ModelRegistry {
       users: 0,
       loading,
       model: undefined,
-      scheduler: new ModelScheduler(),
+      scheduler: createModelScheduler(spec.scheduling),
     };
     this.loaded.set(key, entry);
     loading.then(

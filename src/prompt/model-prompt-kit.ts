@@ -1,6 +1,6 @@
-import { ChatTemplateRenderer } from '../prompt/chat-template-renderer.js';
-import { TokenCache } from '../prompt/token-cache.js';
-import type { RuntimeModel } from './model-port.js';
+import { ChatTemplateRenderer } from './chat-template-renderer.js';
+import { TokenCache } from './token-cache.js';
+import type { RuntimeModel } from '../engine/types.js';
 
 /** What every node on one model shares for building prompts: the chat template renderer and the content token cache. */
 export interface ModelPromptKit {
