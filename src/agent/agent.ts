@@ -16,7 +16,7 @@ import type { AgentState } from './agent-state.js';
 import { AgentVariables, type VariableValue } from './agent-variables.js';
 import type { ModelLease } from '../host/model-registry.js';
 import type { NodeCache } from '../host/node-cache.js';
-import { inferencePortFor } from '../host/inference-port.js';
+import { inferencePortFor, type HostedInferencePort } from '../host/inference-port.js';
 import type { RuntimeSettings } from './runtime-settings.js';
 import { Turn } from './turn.js';
 import type { TurnCompleteEvent, TurnEvent, TurnStatus } from './turn-events.js';
@@ -420,7 +420,14 @@ export class Agent {
             turn: current,
             input: (slotName) => (slotName === undefined || slotName === null ? current.userLine : current.slots[slotName]),
             diagnostics: recorder,
-            inference: () => (inference ??= this.inferenceFor(nodeName, signal)),
+            inference: () => {
+              if (!inference) {
+                const port = this.inferenceFor(nodeName, signal);
+                recorder.useCacheFacts(port.cacheFacts);
+                inference = port;
+              }
+              return inference;
+            },
             emitAnswer: (text, isDelta) => {
               if (latestNode !== nodeName || !isDelta) latestPartial = '';
               latestNode = nodeName;
@@ -530,7 +537,7 @@ export class Agent {
     });
   }
 
-  private inferenceFor(nodeName: string, signal: AbortSignal): InferencePort {
+  private inferenceFor(nodeName: string, signal: AbortSignal): HostedInferencePort {
     const cache = this.nodeCaches.get(nodeName);
     if (!cache) throw new LlamaDialogError('InferenceFailed', `internal: node "${nodeName}" has no model`);
     return inferencePortFor(cache, signal);

@@ -1,4 +1,4 @@
-import type { CacheFacts } from '../graph/node-run-context.js';
+import type { CacheFacts } from './cache-facts.js';
 import type { ProjectionDiagnostics } from '../prompt/node-prompt-projector.js';
 import type { CacheMissCause, NodeCacheDiagnostics } from './turn-diagnostics.js';
 

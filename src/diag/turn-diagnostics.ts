@@ -3,6 +3,14 @@
  */
 
 import type { CacheMissCause as ProjectionCacheMissCause } from '../prompt/node-prompt-projector.js';
+import type {
+  NodeInputDiagnostics,
+  NodeOutputDiagnostics,
+  NodeTimingDiagnostics,
+  PromptMessageDiagnostics,
+} from '../graph/node-step-diagnostics.js';
+
+export type { NodeInputDiagnostics, NodeOutputDiagnostics, NodeTimingDiagnostics, PromptMessageDiagnostics };
 
 /**
  * Why a node's KV cache could not reuse its previous prompt + reply: the projector's causes (firstTurn, trim,
@@ -10,33 +18,6 @@ import type { CacheMissCause as ProjectionCacheMissCause } from '../prompt/node-
  * (releaseCache) and `unknown`.
  */
 export type CacheMissCause = ProjectionCacheMissCause | 'cacheReleased' | 'unknown';
-
-/** One message of a prompt exactly as the model received it. */
-export interface PromptMessageDiagnostics {
-  role: string;
-  content: string;
-  /** Tokens this message takes in the decoded prompt (template markup included). */
-  tokens: number;
-}
-
-export interface NodeInputDiagnostics {
-  prompt: PromptMessageDiagnostics[];
-  promptTokens: number;
-  /** contextSize − maxTokens. */
-  budget: number;
-  contextSize: number;
-  turnsTrimmed: number;
-  /** Dialog turn (0-based) of the earliest earlier turn in the prompt, null when none. */
-  firstTurnInPrompt: number | null;
-  historyTurnsInPrompt: number;
-  /** The summary appended to the system message, if any. */
-  summaryUsed: { node: string; coversThroughTurn: number; writtenInTurn: number } | null;
-  /** Chat template in use (e.g. `gguf`, `builtin:chatml`). */
-  template: string;
-  segmentCacheUsed: boolean;
-  /** True when the chat template is not prefix-stable and whole prompts are rendered. */
-  fallbackToWholePrompt: boolean;
-}
 
 export interface NodeCacheDiagnostics {
   /** Tokens kept from the KV cache. */
@@ -48,18 +29,6 @@ export interface NodeCacheDiagnostics {
   miss: boolean;
   /** Likely causes, most specific first; empty when there was no miss. */
   causes: CacheMissCause[];
-}
-
-export interface NodeOutputDiagnostics {
-  text: string;
-  tokens: number;
-  stopReason: string;
-}
-
-export interface NodeTimingDiagnostics {
-  promptMs: number;
-  firstTokenMs: number;
-  generateMs: number;
 }
 
 export interface NodeDiagnostics {

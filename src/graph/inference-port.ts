@@ -1,6 +1,5 @@
 import type { GenerateResult, ModelInfo, SamplingOptions, Tokenizer } from '../engine/types.js';
 import type { ModelPromptKit } from '../prompt/model-prompt-kit.js';
-import type { CacheFacts } from './node-run-context.js';
 
 /** One generation a node asks for: the prompt tokens and how to sample the reply. */
 export interface GenerateRequest {
@@ -37,8 +36,6 @@ export interface InferencePort {
   readonly prompts: ModelPromptKit;
   /** Resolved context size (tokens). */
   readonly contextSize: number;
-  /** Facts the diagnostics use to explain a cache miss, gathered since this node last ran. */
-  readonly cacheFacts: CacheFacts;
   /** Decodes `prompt` after whatever prefix the cache already holds, then samples up to `maxTokens`. */
   generate(request: GenerateRequest): Promise<GenerateResult>;
   /** Log-probabilities of each candidate as the next token after `prompt`. */

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { CompiledNode } from './compiled-graph.js';
-import type { AgentVariables } from '../agent/agent-variables.js';
+import type { VariableStore } from './variable-store.js';
 import type { InferencePort } from './inference-port.js';
 import type { NodeRunContext } from './node-run-context.js';
 
@@ -21,7 +21,7 @@ export interface GraphNode {
 export interface NodePrefillContext {
   readonly params: Readonly<Record<string, unknown>>;
   readonly inference: InferencePort;
-  readonly variables: AgentVariables;
+  readonly variables: VariableStore;
   /** The agent's `maintainDialogueHistory` (fixed for its life). */
   readonly maintainDialogueHistory: boolean;
 }

@@ -1,10 +1,11 @@
 import type { Dialog } from '../dialog/dialog.js';
 import type { Interaction } from '../dialog/interaction.js';
-import type { AgentVariables } from '../agent/agent-variables.js';
-import type { ToolCallDisposition, ToolCallEvent } from '../agent/turn-events.js';
-import type { NodeDiagnosticsRecorder } from '../diag/node-diagnostics-recorder.js';
+import type { ToolCallDisposition } from '../dialog/interaction.js';
+import type { ToolCallEvent } from './node-events.js';
+import type { VariableStore } from './variable-store.js';
 import type { InferencePort } from './inference-port.js';
 import type { GraphNode } from './node-definition.js';
+import type { NodeStepDiagnostics } from './node-step-diagnostics.js';
 
 /** How a pause ended (cancellation is thrown as an Aborted error instead). */
 export type PauseOutcome = { kind: 'resumed'; payload: unknown } | { kind: 'timedOut' };
@@ -14,18 +15,6 @@ export interface PauseRequest {
   /** 0 = wait forever. */
   timeoutMs: number;
   toolCall?: { callId: string; name: string; arguments: unknown; disposition: ToolCallDisposition };
-}
-
-/** What happened to a node's cache inputs since its previous run. */
-export interface CacheFacts {
-  /** The node never decoded anything yet (or only a prefill). */
-  firstUse: boolean;
-  /** `releaseCache()` was called since the node last ran. */
-  released: boolean;
-  /** Seed / edit / import changed the dialog since the node last ran. */
-  historyEdited: boolean;
-  /** Params changed through changeParam since the node last ran (e.g. systemPrompt, template). */
-  changedParams: readonly string[];
 }
 
 /** Settings of the agent a node may read. */
@@ -47,7 +36,7 @@ export interface NodeRunContext {
   readonly step: number;
   readonly signal: AbortSignal;
   readonly settings: AgentSettings;
-  readonly variables: AgentVariables;
+  readonly variables: VariableStore;
   /** The agent's dialog; its current (last) interaction is this turn. Nodes record replies, calls, etc. in it. */
   readonly dialog: Dialog;
   /** This turn's interaction (read-only view; mutate through `dialog`). */
@@ -55,7 +44,7 @@ export interface NodeRunContext {
   /** The text a node answers: the user's line, or the named input slot (undefined when that slot is not set). */
   input(slotName?: string | null): string | undefined;
   /** Diagnostics of this node step (no-op when diagnostics are off). */
-  readonly diagnostics: NodeDiagnosticsRecorder;
+  readonly diagnostics: NodeStepDiagnostics;
   /** The node's model and cache, asked for work through the host. @throws when the node type does not use a model. */
   inference(): InferencePort;
   emitAnswer(text: string, isDelta: boolean): void;

@@ -2,7 +2,7 @@ import { commonPrefixLength } from '../engine/common-prefix.js';
 import type { GenerateOptions, GenerateResult, InferenceContext, ModelInfo, Tokenizer } from '../engine/types.js';
 import { LlamaDialogError } from '../errors.js';
 import type { GenerateRequest, InferencePort, ScoreResult } from '../graph/inference-port.js';
-import type { CacheFacts } from '../graph/node-run-context.js';
+import type { CacheFacts } from '../diag/cache-facts.js';
 import { promptKitFor, type ModelPromptKit } from '../prompt/model-prompt-kit.js';
 import type { NodeCache } from './node-cache.js';
 
@@ -11,11 +11,17 @@ import type { NodeCache } from './node-cache.js';
  * and carries `signal` (the turn's cancellation; none for a prefill at agent creation). Taking the port starts a
  * new period of the cache's miss facts, so build one per node step.
  */
-export function inferencePortFor(cache: NodeCache, signal?: AbortSignal): InferencePort {
+export function inferencePortFor(cache: NodeCache, signal?: AbortSignal): HostedInferencePort {
   return new ScheduledInferencePort(cache, signal);
 }
 
-class ScheduledInferencePort implements InferencePort {
+/** The port as the host hands it out: what the node sees, plus the cache facts the diagnostics need. */
+export interface HostedInferencePort extends InferencePort {
+  /** Facts the diagnostics use to explain a cache miss, gathered since this node last ran. */
+  readonly cacheFacts: CacheFacts;
+}
+
+class ScheduledInferencePort implements HostedInferencePort {
   readonly modelId: string;
   readonly modelInfo: ModelInfo;
   readonly tokenizer: Tokenizer;

@@ -1,5 +1,5 @@
 import type { InferenceContext } from '../engine/types.js';
-import type { CacheFacts } from '../graph/node-run-context.js';
+import type { CacheFacts } from '../diag/cache-facts.js';
 import type { ModelLease } from './model-registry.js';
 import type { KvCacheType } from '../engine/types.js';
 

@@ -3,7 +3,7 @@ import type { ChatMessage } from '../../prompt/chat-message.js';
 import type { PromptAssembler } from '../../prompt/prompt-assembler.js';
 import type { InferencePort } from '../inference-port.js';
 import type { NodeRunContext } from '../node-run-context.js';
-import { explainCache } from '../../diag/cache-miss.js';
+import { assembledPromptInput } from './inference-record.js';
 
 /** Most options a letter-labelled question may have (A–Z). */
 export const MAX_LETTER_OPTIONS = 26;
@@ -75,19 +75,13 @@ export async function scoreLetters(
     );
   }
   const { scores, reused, evaluated } = await inference.score(assembled.tokens, candidates);
-  run.diagnostics.setInput({
-    prompt: messages.map((message, index) => ({ role: message.role, content: message.content, tokens: assembled.messageTokenCounts[index] ?? 0 })),
-    promptTokens: assembled.tokens.length,
-    budget: inference.contextSize - 1,
-    contextSize: inference.contextSize,
-    turnsTrimmed: 0,
-    firstTurnInPrompt: null,
-    historyTurnsInPrompt: 0,
-    summaryUsed: null,
-    template: assembler.renderer.description,
-    segmentCacheUsed: assembled.segmentCacheUsed,
-    fallbackToWholePrompt: assembled.fallbackToWholePrompt,
+  run.diagnostics.recordInference({
+    input: assembledPromptInput(messages, assembled, {
+      budget: inference.contextSize - 1,
+      contextSize: inference.contextSize,
+      template: assembler.renderer.description,
+    }),
+    reuse: { reused, evaluated },
   });
-  run.diagnostics.setCache(explainCache({ reused, evaluated }, undefined, inference.cacheFacts));
   return scores;
 }

@@ -1,7 +1,6 @@
 import type { GenerateResult, SamplingOptions } from '../../engine/types.js';
 import { LlamaDialogError } from '../../errors.js';
-import { explainCache } from '../../diag/cache-miss.js';
-import { inputDiagnostics } from '../../diag/projection-input.js';
+import { generationRecord, projectedPromptInput } from './inference-record.js';
 import type { PromptProjection } from '../../prompt/node-prompt-projector.js';
 import type { InferencePort } from '../inference-port.js';
 import type { NodeRunContext } from '../node-run-context.js';
@@ -22,7 +21,6 @@ export async function generateFromProjection(
     if (rendererWarnings.has(warning)) run.diagnostics.warn(warning);
     else run.warn(warning);
   }
-  run.diagnostics.setInput(inputDiagnostics(projection));
   const result = await inference.generate({
     prompt: projection.tokens,
     maxTokens: options.maxTokens,
@@ -33,11 +31,6 @@ export async function generateFromProjection(
   // The engine resolves an aborted generation with stopReason 'aborted': a cut-off reply is never recorded.
   if (result.stopReason === 'aborted' || run.signal.aborted) throw new LlamaDialogError('Aborted', 'generation cancelled');
   run.addTokensGenerated(result.tokens.length);
-  const { timings } = result;
-  run.diagnostics.setCache(
-    explainCache({ reused: timings.promptReused, evaluated: timings.promptEvaluated }, projection.diagnostics, inference.cacheFacts),
-  );
-  run.diagnostics.setOutput({ text: result.text, tokens: result.tokens.length, stopReason: result.stopReason });
-  run.diagnostics.setTimings({ promptMs: timings.promptMs, firstTokenMs: timings.firstTokenMs, generateMs: timings.generateMs });
+  run.diagnostics.recordInference(generationRecord(projectedPromptInput(projection), result, { projection }));
   return result;
 }

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { explainCache } from '../../diag/cache-miss.js';
 import { LlamaDialogError } from '../../errors.js';
 import { PromptAssembler } from '../../prompt/prompt-assembler.js';
 import { buildSummaryMessages, planRollingSummary } from '../../prompt/rolling-summary.js';
 import { defineNode, type GraphNode } from '../node-definition.js';
 import type { InferencePort } from '../inference-port.js';
 import type { NodeRunContext } from '../node-run-context.js';
+import { assembledPromptInput, generationRecord } from './inference-record.js';
 import { inferenceParamsShape, inferenceStructuralParams, samplingFrom, samplingParamsShape } from './shared-params.js';
 
 const paramsSchema = z.strictObject({
@@ -66,23 +66,13 @@ class SummarizeNode implements GraphNode {
     const text = result.text.trim();
     run.dialog.addSummary({ node: this.name, text, coversThroughTurn: plan.throughTurn });
     run.emitNodeEvent('summaryWritten', { fromTurn: plan.fromTurn, throughTurn: plan.throughTurn, tokens: result.tokens.length });
-    run.diagnostics.setInput({
-      prompt: messages.map((message, index) => ({ role: message.role, content: message.content, tokens: assembled.messageTokenCounts[index] ?? 0 })),
-      promptTokens: assembled.tokens.length,
+    const input = assembledPromptInput(messages, assembled, {
       budget: inference.contextSize - params.maxTokens,
       contextSize: inference.contextSize,
-      turnsTrimmed: 0,
-      firstTurnInPrompt: plan.fromTurn,
-      historyTurnsInPrompt: plan.turns.length,
-      summaryUsed: null,
       template: assembler.renderer.description,
-      segmentCacheUsed: assembled.segmentCacheUsed,
-      fallbackToWholePrompt: assembled.fallbackToWholePrompt,
+      history: { firstTurnInPrompt: plan.fromTurn, historyTurnsInPrompt: plan.turns.length },
     });
-    const { timings } = result;
-    run.diagnostics.setCache(explainCache({ reused: timings.promptReused, evaluated: timings.promptEvaluated }, undefined, inference.cacheFacts));
-    run.diagnostics.setOutput({ text, tokens: result.tokens.length, stopReason: result.stopReason });
-    run.diagnostics.setTimings({ promptMs: timings.promptMs, firstTokenMs: timings.firstTokenMs, generateMs: timings.generateMs });
+    run.diagnostics.recordInference(generationRecord(input, result, { outputText: text }));
     run.diagnostics.addData({ summarized: true, fromTurn: plan.fromTurn, throughTurn: plan.throughTurn, pendingTokens: plan.pendingTokens });
     return 'default';
   }
