@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { defineNode, type GraphNode } from '../node-definition.js';
 import type { NodeRunContext } from '../node-run-context.js';
-import { ClassifierAssemblerHolder, recentHistoryMessages } from './classifier-prompt.js';
-import { MAX_LETTER_OPTIONS, decide, formatOptions, labelTokens, letterLabels, normalize, scoreLetters } from './letter-scoring.js';
-import { inferenceParamsShape } from './shared-params.js';
+import { recentHistoryMessages } from '../inference/classifier-prompt.js';
+import { NodeAssembler } from '../inference/node-assembler.js';
+import { MAX_LETTER_OPTIONS, decide, formatOptions, labelTokens, letterLabels, normalize, scoreLetters } from '../inference/letter-scoring.js';
+import { inferenceParamsShape } from '../inference/shared-params.js';
 
 const paramsSchema = z.strictObject({
   ...inferenceParamsShape,
@@ -25,7 +26,7 @@ type ClassifyAttributesParams = z.infer<typeof paramsSchema>;
 
 class ClassifyAttributesNode implements GraphNode {
   readonly type = 'ClassifyAttributesLLM';
-  private readonly assembler = new ClassifierAssemblerHolder();
+  private readonly assembler = new NodeAssembler();
 
   constructor(readonly name: string) {}
 

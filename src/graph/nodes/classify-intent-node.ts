@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { defineNode, type GraphNode } from '../node-definition.js';
 import type { NodeRunContext } from '../node-run-context.js';
-import { ClassifierAssemblerHolder, recentHistoryMessages } from './classifier-prompt.js';
-import { MAX_LETTER_OPTIONS, decide, formatOptions, labelTokens, letterLabels, normalize, scoreLetters } from './letter-scoring.js';
-import { inferenceParamsShape } from './shared-params.js';
+import { recentHistoryMessages } from '../inference/classifier-prompt.js';
+import { NodeAssembler } from '../inference/node-assembler.js';
+import { MAX_LETTER_OPTIONS, decide, formatOptions, labelTokens, letterLabels, normalize, scoreLetters } from '../inference/letter-scoring.js';
+import { inferenceParamsShape } from '../inference/shared-params.js';
 
 const paramsSchema = z.strictObject({
   ...inferenceParamsShape,
@@ -30,7 +31,7 @@ export const INTENT_SLOT = 'intent';
 
 class ClassifyIntentNode implements GraphNode {
   readonly type = 'ClassifyIntentLLM';
-  private readonly assembler = new ClassifierAssemblerHolder();
+  private readonly assembler = new NodeAssembler();
 
   constructor(
     readonly name: string,

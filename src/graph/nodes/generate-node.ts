@@ -2,9 +2,9 @@ import { z } from 'zod';
 import type { NodePrefillContext } from '../node-definition.js';
 import { defineNode, type GraphNode } from '../node-definition.js';
 import type { NodeRunContext } from '../node-run-context.js';
-import { NodeProjectorHolder, type ProjectorSettings } from './node-projector-holder.js';
-import { generateFromProjection } from './projected-generation.js';
-import { checkTemplate } from './template-check.js';
+import { NodeProjectorHolder, type ProjectorSettings } from '../inference/node-projector-holder.js';
+import { generateFromProjection } from '../inference/projected-generation.js';
+import { checkTemplate } from '../inference/template-check.js';
 import {
   historyRoleSchema,
   inferenceParamsShape,
@@ -12,7 +12,7 @@ import {
   projectedPromptParamsShape,
   samplingFrom,
   samplingParamsShape,
-} from './shared-params.js';
+} from '../inference/shared-params.js';
 
 const paramsSchema = z.strictObject({
   ...inferenceParamsShape,

@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import { LlamaDialogError } from '../../errors.js';
-import { PromptAssembler } from '../../prompt/prompt-assembler.js';
 import { buildSummaryMessages, planRollingSummary } from '../../prompt/rolling-summary.js';
+import { NodeAssembler } from '../inference/node-assembler.js';
 import { defineNode, type GraphNode } from '../node-definition.js';
-import type { InferencePort } from '../inference-port.js';
 import type { NodeRunContext } from '../node-run-context.js';
-import { assembledPromptInput, generationRecord } from './inference-record.js';
-import { inferenceParamsShape, inferenceStructuralParams, samplingFrom, samplingParamsShape } from './shared-params.js';
+import { assembledPromptInput, generationRecord } from '../inference/inference-record.js';
+import { inferenceParamsShape, inferenceStructuralParams, samplingFrom, samplingParamsShape } from '../inference/shared-params.js';
 
 const paramsSchema = z.strictObject({
   ...inferenceParamsShape,
@@ -24,23 +23,14 @@ type SummarizeParams = z.infer<typeof paramsSchema>;
 
 class SummarizeNode implements GraphNode {
   readonly type = 'Summarize';
-  private assembler: PromptAssembler | undefined;
+  private readonly assembler = new NodeAssembler();
 
   constructor(readonly name: string) {}
-
-  private assemblerFor(inference: InferencePort): PromptAssembler {
-    this.assembler ??= new PromptAssembler({
-      renderer: inference.prompts.renderer,
-      tokenizer: inference.tokenizer,
-      contentCache: inference.prompts.contentCache,
-    });
-    return this.assembler;
-  }
 
   async execute(run: NodeRunContext): Promise<string> {
     const params = run.params as SummarizeParams;
     const inference = run.inference();
-    const assembler = this.assemblerFor(inference);
+    const assembler = this.assembler.get(inference);
     const plan = planRollingSummary(
       run.dialog,
       { triggerTokens: params.triggerTokens, keepRecentTurns: params.keepRecentTurns },

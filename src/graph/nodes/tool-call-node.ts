@@ -7,10 +7,10 @@ import type { NodeRunContext } from '../node-run-context.js';
 import { PauseTimedOutSignal } from '../pause-timed-out.js';
 import { checkJsonSchema } from '../tools/json-schema-check.js';
 import { parseToolCalls, type ParsedToolCall } from '../tools/tool-call-parser.js';
-import { NodeProjectorHolder } from './node-projector-holder.js';
-import { generateFromProjection } from './projected-generation.js';
-import { inferenceParamsShape, inferenceStructuralParams, projectedPromptParamsShape, samplingFrom, samplingParamsShape } from './shared-params.js';
-import { checkTemplate } from './template-check.js';
+import { NodeProjectorHolder } from '../inference/node-projector-holder.js';
+import { generateFromProjection } from '../inference/projected-generation.js';
+import { inferenceParamsShape, inferenceStructuralParams, projectedPromptParamsShape, samplingFrom, samplingParamsShape } from '../inference/shared-params.js';
+import { checkTemplate } from '../inference/template-check.js';
 
 const toolSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/, 'tool names are 1–64 letters, digits, _ . - (not starting with a digit)'),
