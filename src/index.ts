@@ -55,4 +55,6 @@ export type { RuntimeModel } from './engine/types.js';
 export type { ModelLoader } from './host/model-loader.js';
 export { Turn } from './agent/turn.js';
 export * from './agent/turn-events.js';
-export type { TurnDiagnostics, NodeDiagnostics, CacheMissCause as DiagnosticsCacheMissCause } from './diag/turn-diagnostics.js';
+export type { TurnDiagnostics, NodeDiagnostics } from './diag/turn-diagnostics.js';
+// One cause type; `DiagnosticsCacheMissCause` is its earlier second name, kept for callers that use it.
+export type { CacheMissCause, CacheMissCause as DiagnosticsCacheMissCause } from './diag/cache-reuse.js';

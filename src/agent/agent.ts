@@ -220,7 +220,6 @@ export class Agent {
     const problem = definition.check?.(parsed.data, { modelReference: node.modelReference });
     if (problem) throw new LlamaDialogError('InvalidParamValue', `node "${nodeName}": ${problem}`);
     this.currentParams.set(nodeName, Object.freeze(parsed.data));
-    this.nodeCaches.get(nodeName)?.noteParamChanged(param);
   }
 
   /** Current params of a node (a frozen copy). @throws LlamaDialogError UnknownNode. */
@@ -296,7 +295,6 @@ export class Agent {
     checked.replaceAll(variables as Record<string, VariableValue>);
     this.dialog.seed(probe.interactions);
     this.variableStore.replaceAll(variables as Record<string, VariableValue>);
-    this.noteHistoryEdited();
   }
 
   /**
@@ -306,7 +304,6 @@ export class Agent {
   seedHistory(turns: readonly InteractionInput[]): void {
     this.assertIdle('seedHistory');
     this.dialog.seed(turns);
-    this.noteHistoryEdited();
   }
 
   /**
@@ -328,7 +325,6 @@ export class Agent {
     }
     if (edit.userLine !== undefined) this.dialog.editUserLine(turn, edit.userLine);
     for (const [index, text] of replies) this.dialog.editReplyText(turn, index, text);
-    this.noteHistoryEdited();
   }
 
   /**
@@ -338,7 +334,6 @@ export class Agent {
   truncateHistory(fromTurn: number): void {
     this.assertIdle('truncateHistory');
     this.dialog.truncate(fromTurn);
-    this.noteHistoryEdited();
   }
 
   /** True for a node whose KV cache currently holds memory. */
@@ -360,11 +355,6 @@ export class Agent {
     if (this.currentState !== 'Idle') {
       throw new LlamaDialogError('AgentBusy', `agent ${this.id} is ${this.currentState}: ${operation} needs an idle agent`);
     }
-  }
-
-  /** @internal Tells every node cache that earlier history changed. */
-  noteHistoryEdited(): void {
-    for (const cache of this.nodeCaches.values()) cache.noteHistoryEdited();
   }
 
   private assertAlive(): void {

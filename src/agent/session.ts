@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LlamaDialogError, isLlamaDialogError } from '../errors.js';
 import { compileGraph } from '../graph/compile-graph.js';
-import type { CompiledGraph } from '../graph/compiled-graph.js';
+import type { CompiledGraph, CompiledNode } from '../graph/compiled-graph.js';
 import type { GraphNode, NodeDefinition } from '../graph/node-definition.js';
 import { nodeCatalog } from '../graph/node-catalog.js';
 import { describeFirstIssue } from '../util/validation.js';
@@ -148,7 +148,7 @@ export class Session {
       for (const node of graph.nodes.values()) {
         if (!node.modelReference) continue;
         const lease = leases.get(node.modelReference) as ModelLease;
-        nodeCaches.set(node.name, this.createNodeCache(node.name, node.params, lease, resolved));
+        nodeCaches.set(node.name, this.createNodeCache(node, lease, resolved));
       }
       this.agentCounter += 1;
       const id = `agent-${this.agentCounter}`;
@@ -287,32 +287,19 @@ export class Session {
     return this.sessionOptions;
   }
 
-  private createNodeCache(
-    nodeName: string,
-    params: Readonly<Record<string, unknown>>,
-    lease: ModelLease,
-    options: ResolvedAgentOptions,
-  ): NodeCache {
+  private createNodeCache(node: CompiledNode, lease: ModelLease, options: ResolvedAgentOptions): NodeCache {
+    const { name: nodeName, params, definition } = node;
     const trained = lease.model.info.trainedContextSize;
     const requested = typeof params.contextSize === 'number' ? params.contextSize : 0;
     const contextSize = requested > 0 ? requested : trained;
-    const maxTokens = typeof params.maxTokens === 'number' ? params.maxTokens : undefined;
-    if (maxTokens !== undefined && maxTokens >= contextSize) {
-      throw new LlamaDialogError(
-        'GraphCompilationFailed',
-        `graph compilation failed: node "${nodeName}": maxTokens ${maxTokens} must be less than contextSize ${contextSize}`,
-      );
-    }
+    const problem = definition.checkSizes?.(params, { contextSize });
+    if (problem) throw new LlamaDialogError('GraphCompilationFailed', `graph compilation failed: node "${nodeName}": ${problem}`);
     return new NodeCache(lease, contextSize, options.engine);
   }
 
   private declareGraphVariables(graph: CompiledGraph, variables: AgentVariables): void {
     for (const node of graph.nodes.values()) {
-      const written: string[] = [];
-      const { attributes, variable } = node.params;
-      if (node.type === 'ClassifyAttributesLLM' && attributes && typeof attributes === 'object') written.push(...Object.keys(attributes));
-      if (node.type === 'ClassifyIntentLLM' && typeof variable === 'string') written.push(variable);
-      for (const name of written) {
+      for (const name of node.definition.writesVariables?.(node.params) ?? []) {
         try {
           variables.declare(name, '');
         } catch (error) {

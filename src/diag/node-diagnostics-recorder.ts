@@ -4,7 +4,7 @@ import { explainCache } from './cache-miss.js';
 import type { NodeDiagnostics } from './turn-diagnostics.js';
 
 /** Facts for a step that never asked the host for a port (it cannot have inference records either). */
-const NO_FACTS: CacheFacts = { firstUse: false, released: false, historyEdited: false, changedParams: [] };
+const NO_FACTS: CacheFacts = { firstUse: false, released: false };
 
 /**
  * Collects the diagnostics of one node step. When diagnostics are off, `enabled` is false and every method does

@@ -2,7 +2,7 @@
  * Per-turn diagnostics (SPEC §7): plain JSON, produced only when the agent has `enableDiagnostics`.
  */
 
-import type { CacheMissCause as ProjectionCacheMissCause } from '../prompt/node-prompt-projector.js';
+import type { CacheMissCause } from './cache-reuse.js';
 import type {
   NodeInputDiagnostics,
   NodeOutputDiagnostics,
@@ -12,12 +12,7 @@ import type {
 
 export type { NodeInputDiagnostics, NodeOutputDiagnostics, NodeTimingDiagnostics, PromptMessageDiagnostics };
 
-/**
- * Why a node's KV cache could not reuse its previous prompt + reply: the projector's causes (firstTurn, trim,
- * newSummary, systemPromptChanged, historyEdited, templateChanged, previousTurnNotReplayed) plus `cacheReleased`
- * (releaseCache) and `unknown`.
- */
-export type CacheMissCause = ProjectionCacheMissCause | 'cacheReleased' | 'unknown';
+export type { CacheMissCause };
 
 export interface NodeCacheDiagnostics {
   /** Tokens kept from the KV cache. */

@@ -26,6 +26,12 @@ export interface NodePrefillContext {
   readonly maintainDialogueHistory: boolean;
 }
 
+/** Sizes a node's params are checked against once its model is known (agent creation). */
+export interface NodeSizeContext {
+  /** The node's context size, resolved (its `contextSize` param, or the model's trained size when 0). */
+  contextSize: number;
+}
+
 /** Facts the compiler hands to a node definition's extra checks. */
 export interface NodeCheckContext {
   /** Model reference the node will use (its `model` param or the agent's default), when it uses one. */
@@ -55,6 +61,13 @@ export interface NodeDefinition<P extends Record<string, unknown> = Record<strin
   readonly finalizesAnswer?: boolean;
   /** Extra semantic checks after the schema; returns the first problem or undefined. */
   check?(params: P, context: NodeCheckContext): string | undefined;
+  /**
+   * Checks the params against the node's resolved context size (e.g. the reply must fit); returns the first problem
+   * or undefined. Agent creation fails with GraphCompilationFailed on a problem.
+   */
+  checkSizes?(params: P, context: NodeSizeContext): string | undefined;
+  /** Agent variables (strings) the node writes; declared at agent creation so templates can read them. */
+  writesVariables?(params: P): readonly string[];
   /** Creates the node's per-agent instance (called once per agent). */
   create(node: CompiledNode): GraphNode;
 }

@@ -52,7 +52,7 @@ export interface InferenceRecord {
   /** Prompt tokens the node's cache kept and decoded (from the host's answer). */
   reuse: { reused: number; evaluated: number };
   /** What the projector expected the cache to keep, and the miss it foresaw (projected prompts only). */
-  projection?: Pick<ProjectionDiagnostics, 'reusablePrefixTokens' | 'cacheMissCause'>;
+  projection?: Pick<ProjectionDiagnostics, 'reusablePrefixTokens' | 'trimmed' | 'changes'>;
   output?: NodeOutputDiagnostics;
   timings?: NodeTimingDiagnostics;
 }

@@ -18,8 +18,6 @@ export class NodeCache {
   private disposed = false;
   private usedOnce = false;
   private releasedSinceRun = false;
-  private historyEditedSinceRun = false;
-  private readonly changedParams = new Set<string>();
 
   constructor(
     readonly lease: ModelLease,
@@ -65,26 +63,14 @@ export class NodeCache {
     await context?.dispose();
   }
 
-  noteHistoryEdited(): void {
-    this.historyEditedSinceRun = true;
-  }
-
-  noteParamChanged(param: string): void {
-    this.changedParams.add(param);
-  }
-
   /** Facts since the previous run; calling it starts a new period. */
   takeCacheFacts(): CacheFacts {
     const facts: CacheFacts = {
       firstUse: !this.usedOnce,
       released: this.releasedSinceRun,
-      historyEdited: this.historyEditedSinceRun,
-      changedParams: [...this.changedParams],
     };
     this.usedOnce = true;
     this.releasedSinceRun = false;
-    this.historyEditedSinceRun = false;
-    this.changedParams.clear();
     return facts;
   }
 }

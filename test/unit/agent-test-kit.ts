@@ -7,6 +7,7 @@ import { Session, type SessionHostOptions } from '../../src/agent/session.js';
 import { ModelRegistry } from '../../src/host/model-registry.js';
 import { defineNode, type NodeDefinition } from '../../src/graph/node-definition.js';
 import { nodeCatalog } from '../../src/graph/node-catalog.js';
+import { checkReplyFits } from '../../src/graph/inference/shared-params.js';
 import type { TurnEvent } from '../../src/agent/turn-events.js';
 import type { Turn } from '../../src/agent/turn.js';
 import { FakeModel } from './agent-fake-model.js';
@@ -26,6 +27,7 @@ export const echoNode = defineNode({
   exits: ['default'],
   structuralParams: ['model', 'maxTokens', 'contextSize'],
   usesModel: true,
+  checkSizes: checkReplyFits,
   create: (node) => ({
     name: node.name,
     type: 'Echo',

@@ -46,6 +46,13 @@ export const historyRoleSchema = z.enum(['Assistant', 'None']).default('Assistan
 /** Params that shape the agent and never change after creation. */
 export const inferenceStructuralParams = ['model', 'contextSize', 'maxTokens', 'trimTargetRatio'] as const;
 
+/** The `checkSizes` of nodes that generate: the reply (maxTokens) must leave room for a prompt in the context. */
+export function checkReplyFits<P extends { maxTokens: number }>(params: P, context: { contextSize: number }): string | undefined {
+  return params.maxTokens >= context.contextSize
+    ? `maxTokens ${params.maxTokens} must be less than contextSize ${context.contextSize}`
+    : undefined;
+}
+
 export function samplingFrom(params: Readonly<Record<string, unknown>>): SamplingOptions {
   const sampling: SamplingOptions = {};
   for (const key of Object.keys(samplingParamsShape) as (keyof SamplingOptions)[]) {

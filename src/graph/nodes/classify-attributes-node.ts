@@ -65,5 +65,6 @@ export const classifyAttributesNode = defineNode({
   exits: ['default'],
   structuralParams: ['model', 'contextSize', 'attributes'],
   usesModel: true,
+  writesVariables: (params) => Object.keys(params.attributes),
   create: (node) => new ClassifyAttributesNode(node.name),
 });

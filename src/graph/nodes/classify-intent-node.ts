@@ -81,6 +81,7 @@ export const classifyIntentNode = defineNode({
   extraExits: (params) => params.intents.map((intent) => intent.id),
   structuralParams: ['model', 'contextSize', 'intents'],
   usesModel: true,
+  writesVariables: (params) => (params.variable ? [params.variable] : []),
   check(params) {
     const ids = new Set<string>();
     for (const intent of params.intents) {

@@ -5,7 +5,7 @@ import { NodeAssembler } from '../inference/node-assembler.js';
 import { defineNode, type GraphNode } from '../node-definition.js';
 import type { NodeRunContext } from '../node-run-context.js';
 import { assembledPromptInput, generationRecord } from '../inference/inference-record.js';
-import { inferenceParamsShape, inferenceStructuralParams, samplingFrom, samplingParamsShape } from '../inference/shared-params.js';
+import { inferenceParamsShape, inferenceStructuralParams, samplingFrom, samplingParamsShape, checkReplyFits } from '../inference/shared-params.js';
 
 const paramsSchema = z.strictObject({
   ...inferenceParamsShape,
@@ -80,6 +80,7 @@ export const summarizeNode = defineNode({
   exits: ['default'],
   structuralParams: [...inferenceStructuralParams],
   usesModel: true,
+  checkSizes: checkReplyFits,
   finalizesAnswer: true,
   create: (node) => new SummarizeNode(node.name),
 });
