@@ -3,20 +3,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Template } from '@huggingface/jinja';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isLlamaDialogError } from '../../src/errors.js';
-import { readGgufFile, type GgufFile } from '../../src/gguf/gguf-reader.js';
-import { elementCount, GgmlType, type GgufMetadataValue } from '../../src/gguf/gguf-types.js';
-import { GgufWriter } from '../../src/gguf/gguf-writer.js';
+import { isLlamaDialogError } from '../../../src/errors.js';
+import { readGgufFile, type GgufFile } from '../../../src/gguf/gguf-reader.js';
+import { elementCount, GgmlType, type GgufMetadataValue } from '../../../src/gguf/gguf-types.js';
+import { GgufWriter } from '../../../src/gguf/gguf-writer.js';
 import {
   chatTemplateForVocabulary,
   CHATML_CHAT_TEMPLATE,
   LLAMA3_CHAT_TEMPLATE,
   PLAIN_CHAT_TEMPLATE,
-} from '../../src/synthetic/synthetic-chat-template.js';
-import { SYNTHETIC_PRESETS, writeSyntheticModel, type SyntheticModelInfo } from '../../src/synthetic/synthetic-model.js';
-import { fromFloat16Bits } from '../../src/synthetic/synthetic-weights.js';
-import { vocabPath } from '../helpers/llama-cpp.js';
-import { ensureTestModel } from '../helpers/models.js';
+} from '../../../src/synthetic/synthetic-chat-template.js';
+import { SYNTHETIC_PRESETS, writeSyntheticModel, type SyntheticModelInfo } from '../../../src/synthetic/synthetic-model.js';
+import { fromFloat16Bits } from '../../../src/synthetic/synthetic-weights.js';
+import { vocabPath } from '../../helpers/llama-cpp.js';
+import { ensureTestModel } from '../../helpers/models.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'synthetic-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { PausedEvent } from '../../src/agent/turn-events.js';
-import { collect, createHarness, waitFor } from './agent-test-kit.js';
+import type { PausedEvent } from '../../../src/agent/turn-events.js';
+import { collect, createHarness, waitFor } from '../agent-test-kit.js';
 
-const graph: unknown = JSON.parse(readFileSync(new URL('../../examples/blacksmith/graph.json', import.meta.url), 'utf8'));
+const graph: unknown = JSON.parse(readFileSync(new URL('../../../examples/blacksmith/graph.json', import.meta.url), 'utf8'));
 
 describe('examples/blacksmith graph', () => {
   it('compiles and walks guard → intent → sellItem (AwaitResult) → answer → summary', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mean, median, percentile, ratio, sum, theilSenLine } from '../../src/bench/statistics.js';
+import { mean, median, percentile, ratio, sum, theilSenLine } from '../../../src/bench/statistics.js';
 
 describe('bench statistics', () => {
   it('sums and averages', () => {

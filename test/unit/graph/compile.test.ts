@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { compileGraph } from '../../src/graph/compile-graph.js';
-import { defineNode, type NodeDefinition } from '../../src/graph/node-definition.js';
-import { nodeCatalog } from '../../src/graph/node-catalog.js';
-import { LlamaDialogError } from '../../src/errors.js';
+import { compileGraph } from '../../../src/graph/compile-graph.js';
+import { defineNode, type NodeDefinition } from '../../../src/graph/node-definition.js';
+import { nodeCatalog } from '../../../src/graph/node-catalog.js';
+import { LlamaDialogError } from '../../../src/errors.js';
 
 const modelNode = defineNode({
   type: 'UsesModel',

@@ -2,11 +2,11 @@ import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { renderReportChart, renderReportText } from '../../src/bench/bench-report-output.js';
-import type { BenchReport, StrategyName, StrategyResult, TurnMetrics } from '../../src/bench/bench-result.js';
-import { findLlamaBench, parseLlamaBenchJson } from '../../src/bench/llama-bench-floor.js';
-import { baselineRatios, checkGoals, summarizeTurns, withIdealEvaluation } from '../../src/bench/strategy-summary.js';
-import { singleNodeTurn } from './bench-fixtures.js';
+import { renderReportChart, renderReportText } from '../../../src/bench/bench-report-output.js';
+import type { BenchReport, StrategyName, StrategyResult, TurnMetrics } from '../../../src/bench/bench-result.js';
+import { findLlamaBench, parseLlamaBenchJson } from '../../../src/bench/llama-bench-floor.js';
+import { baselineRatios, checkGoals, summarizeTurns, withIdealEvaluation } from '../../../src/bench/strategy-summary.js';
+import { singleNodeTurn } from './fixtures.js';
 
 function turns(strategy: StrategyName, count: number, evaluated: (turn: number) => number, ms: (turn: number) => number): TurnMetrics[] {
   const peer = strategy === 'node-llama-cpp';
@@ -129,7 +129,7 @@ describe('llama-bench floor helpers', () => {
 
 describe('backendFromSystemInfo', () => {
   it('names the GPU backend a build reports, else cpu', async () => {
-    const { backendFromSystemInfo } = await import('../../src/bench/bench-environment.js');
+    const { backendFromSystemInfo } = await import('../../../src/bench/bench-environment.js');
     expect(backendFromSystemInfo('CPU : SSE3 = 1 | AVX2 = 1 | OPENMP = 1 | REPACK = 1 |')).toBe('cpu');
     expect(backendFromSystemInfo('CUDA : ARCHS = 890 | USE_GRAPHS = 1 | CPU : AVX2 = 1 |')).toBe('cuda');
     expect(backendFromSystemInfo('Vulkan : ... | CPU : NEON = 1 |')).toBe('vulkan');

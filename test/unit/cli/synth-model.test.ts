@@ -2,12 +2,12 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isLlamaDialogError } from '../../src/errors.js';
-import { readGgufFile } from '../../src/gguf/gguf-reader.js';
-import { listVocabNames, resolveVocabPath } from '../../src/synthetic/synthetic-vocab.js';
-import type { CliIo } from '../../src/cli/command.js';
-import { runCli } from '../../src/cli/run.js';
-import { llamaCppDir, vocabPath } from '../helpers/llama-cpp.js';
+import { isLlamaDialogError } from '../../../src/errors.js';
+import { readGgufFile } from '../../../src/gguf/gguf-reader.js';
+import { listVocabNames, resolveVocabPath } from '../../../src/synthetic/synthetic-vocab.js';
+import type { CliIo } from '../../../src/cli/command.js';
+import { runCli } from '../../../src/cli/run.js';
+import { llamaCppDir, vocabPath } from '../../helpers/llama-cpp.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'synthetic-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nodeMetrics } from '../../src/bench/diagnostics-metrics.js';
-import type { CacheMissCause, NodeDiagnostics } from '../../src/diag/turn-diagnostics.js';
+import { nodeMetrics } from '../../../src/bench/diagnostics-metrics.js';
+import type { CacheMissCause, NodeDiagnostics } from '../../../src/diag/turn-diagnostics.js';
 
 function generateDiagnostics(overrides: {
   turnsTrimmed?: number;

@@ -1,4 +1,4 @@
-import type { TurnMetrics } from '../../src/bench/bench-result.js';
+import type { TurnMetrics } from '../../../src/bench/bench-result.js';
 
 export interface SingleNodeTurn {
   turn: number;

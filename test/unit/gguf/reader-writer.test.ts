@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readGgufFileInfo } from 'node-llama-cpp';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isLlamaDialogError } from '../../src/errors.js';
-import { parseGgufBytes, readGgufFile } from '../../src/gguf/gguf-reader.js';
-import { GgmlType, type GgufMetadataValue } from '../../src/gguf/gguf-types.js';
-import { GgufWriter, type GgufWriteProgress } from '../../src/gguf/gguf-writer.js';
+import { isLlamaDialogError } from '../../../src/errors.js';
+import { parseGgufBytes, readGgufFile } from '../../../src/gguf/gguf-reader.js';
+import { GgmlType, type GgufMetadataValue } from '../../../src/gguf/gguf-types.js';
+import { GgufWriter, type GgufWriteProgress } from '../../../src/gguf/gguf-writer.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gguf-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

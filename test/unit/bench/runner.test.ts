@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { BenchEnvironment, StrategyName, TurnMetrics } from '../../src/bench/bench-result.js';
-import type { BenchStrategy } from '../../src/bench/bench-strategy.js';
-import { renderReportText } from '../../src/bench/bench-report-output.js';
-import { runBenchmark, type BenchmarkRunOptions } from '../../src/bench/benchmark-runner.js';
-import { buildWorkload } from '../../src/bench/workloads.js';
-import { singleNodeTurn } from './bench-fixtures.js';
+import type { BenchEnvironment, StrategyName, TurnMetrics } from '../../../src/bench/bench-result.js';
+import type { BenchStrategy } from '../../../src/bench/bench-strategy.js';
+import { renderReportText } from '../../../src/bench/bench-report-output.js';
+import { runBenchmark, type BenchmarkRunOptions } from '../../../src/bench/benchmark-runner.js';
+import { buildWorkload } from '../../../src/bench/workloads.js';
+import { singleNodeTurn } from './fixtures.js';
 import { writeFakeLlamaBench } from './fake-llama-bench.js';
 
 /** A strategy that answers instantly with fixed figures and records the order of calls. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CpuContentionMeter, parseProcStatCpuLine } from '../../src/bench/cpu-contention-meter.js';
+import { CpuContentionMeter, parseProcStatCpuLine } from '../../../src/bench/cpu-contention-meter.js';
 
 const statLine = (user: number, system: number, idle: number, steal = 0): string =>
   `cpu  ${user} 0 ${system} ${idle} 0 0 0 ${steal} 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n`;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { BLACKSMITH_PLAYER_LINES } from '../../src/bench/blacksmith-v1.js';
-import { blacksmithPlayerLines, buildWorkload } from '../../src/bench/workloads.js';
-import { isLlamaDialogError } from '../../src/errors.js';
+import { BLACKSMITH_PLAYER_LINES } from '../../../src/bench/blacksmith-v1.js';
+import { blacksmithPlayerLines, buildWorkload } from '../../../src/bench/workloads.js';
+import { isLlamaDialogError } from '../../../src/errors.js';
 
 describe('fixed workloads', () => {
   it('default: 40 fixed lines, replies capped at 32 tokens, context 2048, 2 threads, hysteresis 0.75', () => {

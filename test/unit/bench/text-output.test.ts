@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ProgressBar } from '../../src/util/progress-bar.js';
-import { renderTable } from '../../src/bench/text-table.js';
+import { ProgressBar } from '../../../src/util/progress-bar.js';
+import { renderTable } from '../../../src/bench/text-table.js';
 
 describe('renderTable', () => {
   it('pads columns to the widest cell, numbers right and labels left', () => {

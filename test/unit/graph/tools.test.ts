@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkJsonSchema } from '../../src/graph/tools/json-schema-check.js';
-import { parseToolCalls } from '../../src/graph/tools/tool-call-parser.js';
+import { checkJsonSchema } from '../../../src/graph/tools/json-schema-check.js';
+import { parseToolCalls } from '../../../src/graph/tools/tool-call-parser.js';
 
 const sellSchema = {
   type: 'object',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Turn } from '../../src/agent/turn.js';
-import type { TurnEvent } from '../../src/agent/turn-events.js';
+import { Turn } from '../../../src/agent/turn.js';
+import type { TurnEvent } from '../../../src/agent/turn-events.js';
 
 describe('Turn', () => {
   it('replays buffered events to late iterators and ends after turnComplete', async () => {

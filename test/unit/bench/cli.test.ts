@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { benchCommand } from '../../src/cli/commands/bench.js';
-import { parseCommandLine } from '../../src/cli/run.js';
-import { isLlamaDialogError } from '../../src/errors.js';
+import { benchCommand } from '../../../src/cli/commands/bench.js';
+import { parseCommandLine } from '../../../src/cli/run.js';
+import { isLlamaDialogError } from '../../../src/errors.js';
 
 function parse(args: string[]): Record<string, unknown> {
   return parseCommandLine(benchCommand, args) as Record<string, unknown>;
@@ -56,7 +56,7 @@ describe('llama-dialog bench flags', () => {
 
 describe('llama-dialog chat cache figures', () => {
   it('prints one line per model-calling node and the turn times', async () => {
-    const { describeCacheFigures } = await import('../../src/cli/commands/chat.js');
+    const { describeCacheFigures } = await import('../../../src/cli/commands/chat.js');
     const text = describeCacheFigures(
       {
         agentId: 'agent-1',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { NodeCallMetrics, TurnMetrics } from '../../src/bench/bench-result.js';
-import { idealEvaluatedPerCall } from '../../src/bench/ideal-evaluation.js';
-import { isNormalTurn, summarizeTurns, withIdealEvaluation } from '../../src/bench/strategy-summary.js';
+import type { NodeCallMetrics, TurnMetrics } from '../../../src/bench/bench-result.js';
+import { idealEvaluatedPerCall } from '../../../src/bench/ideal-evaluation.js';
+import { isNormalTurn, summarizeTurns, withIdealEvaluation } from '../../../src/bench/strategy-summary.js';
 
 describe('idealEvaluatedPerCall', () => {
   it('reads the whole first prompt, then only what is new since the previous prompt and reply', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SeededRandom } from '../../src/synthetic/synthetic-random.js';
-import { fromFloat16Bits, normalFloat16Table, randomFloat16Chunks, toFloat16Bits } from '../../src/synthetic/synthetic-weights.js';
+import { SeededRandom } from '../../../src/synthetic/synthetic-random.js';
+import { fromFloat16Bits, normalFloat16Table, randomFloat16Chunks, toFloat16Bits } from '../../../src/synthetic/synthetic-weights.js';
 
 describe('float16 conversion', () => {
   it('encodes known values', () => {

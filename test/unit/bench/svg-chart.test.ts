@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escapeXml, niceTicks, renderLineChartSvg } from '../../src/bench/svg-line-chart.js';
+import { escapeXml, niceTicks, renderLineChartSvg } from '../../../src/bench/svg-line-chart.js';
 
 const chart = renderLineChartSvg({
   title: 'Per-turn cost <blacksmith & co>',

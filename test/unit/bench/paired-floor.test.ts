@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { TurnMetrics } from '../../src/bench/bench-result.js';
-import { PairedFloorSampler } from '../../src/bench/paired-floor-sampler.js';
-import { singleNodeTurn } from './bench-fixtures.js';
+import type { TurnMetrics } from '../../../src/bench/bench-result.js';
+import { PairedFloorSampler } from '../../../src/bench/paired-floor-sampler.js';
+import { singleNodeTurn } from './fixtures.js';
 import { writeFakeLlamaBench } from './fake-llama-bench.js';
 
 /**

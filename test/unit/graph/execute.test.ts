@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { compileGraph } from '../../src/graph/compile-graph.js';
-import { MAX_NODE_STEPS, executeGraph } from '../../src/graph/execute-graph.js';
-import { nodeCatalog } from '../../src/graph/node-catalog.js';
-import { LlamaDialogError } from '../../src/errors.js';
+import { compileGraph } from '../../../src/graph/compile-graph.js';
+import { MAX_NODE_STEPS, executeGraph } from '../../../src/graph/execute-graph.js';
+import { nodeCatalog } from '../../../src/graph/node-catalog.js';
+import { LlamaDialogError } from '../../../src/errors.js';
 
 const loop = compileGraph(
   {
