@@ -42,18 +42,25 @@ export interface Tokenizer {
   detokenize(tokens: Int32Array, options?: { renderSpecial?: boolean }): string;
 }
 
-/** Sampling settings; temperature 0 means greedy. */
+/** Sampling settings; an unset field takes the sampler's default (native/sampler.h), given here. */
 export interface SamplingOptions {
+  /** Default 0.8; 0 or less = greedy. */
   temperature?: number;
+  /** Default 40; 0 or less = off. */
   topK?: number;
+  /** Default 0.95; 1 or more = off. */
   topP?: number;
+  /** Default 0.05; 0 or less = off. */
   minP?: number;
+  /** Default 1.0 (no penalty). */
   repeatPenalty?: number;
   /** How many recent tokens the penalties look at (default 64). */
   penaltyLastN?: number;
+  /** Default 0. */
   presencePenalty?: number;
+  /** Default 0. */
   frequencyPenalty?: number;
-  /** 0 = random seed. */
+  /** Default 0 = a random seed. */
   seed?: number;
 }
 

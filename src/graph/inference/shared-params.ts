@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { SamplingOptions } from '../../engine/types.js';
 
-/** Sampling params of inference nodes; unset ones take the engine's defaults (temperature 0 = greedy). */
+/** Sampling params of inference nodes; unset ones take the engine's defaults (SamplingOptions; temperature 0 = greedy). */
 export const samplingParamsShape = {
   temperature: z.number().min(0).max(5).optional(),
   topK: z.number().int().min(0).max(100_000).optional(),
