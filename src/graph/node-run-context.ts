@@ -1,11 +1,15 @@
+/*
+ * The node contract: what a node may use while it runs. The graph declares it in its own terms (a variable store,
+ * an inference port, a diagnostics recorder, its events) and imports nothing above it; the agent's TurnRunner
+ * builds one per node step.
+ */
 import type { Dialog } from '../dialog/dialog.js';
-import type { Interaction } from '../dialog/interaction.js';
-import type { ToolCallDisposition } from '../dialog/interaction.js';
-import type { ToolCallEvent } from './node-events.js';
-import type { VariableStore } from './variable-store.js';
+import type { Interaction, ToolCallDisposition } from '../dialog/interaction.js';
 import type { InferencePort } from './inference-port.js';
 import type { GraphNode } from './node-definition.js';
+import type { ToolCallEvent } from './node-events.js';
 import type { NodeStepDiagnostics } from './node-step-diagnostics.js';
+import type { VariableStore } from './variable-store.js';
 
 /** How a pause ended (cancellation is thrown as an Aborted error instead). */
 export type PauseOutcome = { kind: 'resumed'; payload: unknown } | { kind: 'timedOut' };
@@ -27,7 +31,7 @@ export interface AgentSettings {
   readonly maxInputLength: number;
 }
 
-/** Everything a node may use while it runs once. Built by the agent for each step. */
+/** Everything a node may use while it runs once. Built by the agent's TurnRunner for each step. */
 export interface NodeRunContext {
   readonly node: GraphNode;
   /** The node's current params (changeParam replaces them between turns or while paused). */
