@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { SYNTHETIC_MODEL_VERSION, writeSyntheticModel, type SyntheticPreset } from '../../src/engine/synthetic-model.js';
+import { SYNTHETIC_MODEL_VERSION, writeSyntheticModel, type SyntheticPreset } from '../../src/synthetic/synthetic-model.js';
 import { repoRoot, vocabPath } from './llama-cpp.js';
 
 /** Where generated test models live (git-ignored); shared by all test runs and workers. */

@@ -1,8 +1,8 @@
 // Helpers of the runtime tier: agents on the real engine with the tiny synthetic model.
 import { loadModel } from '../../src/engine/load-model.js';
 import type { GenerateOptions, GenerateResult, InferenceContext } from '../../src/engine/types.js';
-import type { RuntimeContextOptions, RuntimeModel } from '../../src/agent/model-port.js';
-import { ModelRegistry } from '../../src/agent/model-registry.js';
+import type { RuntimeContextOptions, RuntimeModel } from '../../src/engine/types.js';
+import { ModelRegistry } from '../../src/host/model-registry.js';
 import { Session } from '../../src/agent/session.js';
 import { ensureTestModel } from '../helpers/models.js';
 

@@ -6,7 +6,7 @@ import type {
   InferenceContext,
   ModelInfo,
 } from '../../src/engine/types.js';
-import type { RuntimeContextOptions, RuntimeModel } from '../../src/agent/model-port.js';
+import type { RuntimeContextOptions, RuntimeModel } from '../../src/engine/types.js';
 
 /** End-of-generation token of the fake vocabulary. */
 export const FAKE_EOS = 0x110001;

@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { LlamaDialogError } from '../../src/errors.js';
 import { Session, type SessionHostOptions } from '../../src/agent/session.js';
-import { ModelRegistry } from '../../src/agent/model-registry.js';
+import { ModelRegistry } from '../../src/host/model-registry.js';
 import { defineNode, type NodeDefinition } from '../../src/graph/node-definition.js';
 import { nodeCatalog } from '../../src/graph/node-catalog.js';
+import { checkReplyFits } from '../../src/graph/inference/shared-params.js';
 import type { TurnEvent } from '../../src/agent/turn-events.js';
 import type { Turn } from '../../src/agent/turn.js';
 import { FakeModel } from './agent-fake-model.js';
@@ -26,21 +27,19 @@ export const echoNode = defineNode({
   exits: ['default'],
   structuralParams: ['model', 'maxTokens', 'contextSize'],
   usesModel: true,
+  checkSizes: checkReplyFits,
   create: (node) => ({
     name: node.name,
     type: 'Echo',
     async execute(run) {
       const params = run.params as { maxTokens: number; prefix: string };
       const inference = run.inference();
-      const prompt = inference.model.tokenize(params.prefix + run.turn.userLine);
-      const result = await inference.run((context) =>
-        context.generate({
-          prompt,
-          maxTokens: params.maxTokens,
-          signal: run.signal,
-          onToken: (piece) => run.emitAnswer(piece, true),
-        }),
-      );
+      const prompt = inference.tokenizer.tokenize(params.prefix + run.turn.userLine);
+      const result = await inference.generate({
+        prompt,
+        maxTokens: params.maxTokens,
+        onToken: (piece) => run.emitAnswer(piece, true),
+      });
       if (result.stopReason === 'aborted') throw new LlamaDialogError('Aborted', 'echo cancelled');
       run.addTokensGenerated(result.tokens.length);
       run.dialog.addReply({ node: node.name, text: result.text, tokens: result.tokens, historyRole: 'Assistant', model: inference.modelId });
@@ -48,7 +47,7 @@ export const echoNode = defineNode({
     },
     async prefill({ params, inference }) {
       const prefix = (params as { prefix: string }).prefix;
-      await inference.run((context) => context.evaluate(inference.model.tokenize(prefix)));
+      await inference.prefill(inference.tokenizer.tokenize(prefix));
     },
   }),
 });

@@ -3,7 +3,9 @@
 import { expect } from 'vitest';
 import { Dialog } from '../../../src/dialog/dialog.js';
 import { isToolCallReplayed, type Interaction, type ToolCallDisposition } from '../../../src/dialog/interaction.js';
+import { projectionMissCause } from '../../../src/diag/cache-reuse.js';
 import { NodePromptProjector, defaultToolCallFormat, type PromptProjection } from '../../../src/prompt/node-prompt-projector.js';
+import type { ProjectionSettingsInput } from '../../../src/prompt/projection-settings.js';
 import { planRollingSummary } from '../../../src/prompt/rolling-summary.js';
 import { formatSummaryForSystem } from '../../../src/prompt/summary-label.js';
 import { TokenCache } from '../../../src/prompt/token-cache.js';
@@ -15,6 +17,8 @@ import { seededRandom, sentence } from './helpers.js';
 interface NodeUnderTest {
   name: string;
   projector: NodePromptProjector;
+  /** The node's params that shape its prompt, handed to every projection. */
+  settings: ProjectionSettingsInput;
   context: FakeContext;
   systemPrompt: string;
   historyRole: 'Assistant' | 'None';
@@ -141,13 +145,15 @@ export async function runScriptedConversation(options: ScriptedConversationOptio
       renderer,
       contentCache,
       modelId: 'model-a',
-      systemPrompt: options.systemPrompt,
       contextSize: Math.round(options.contextSize * sizeFactor),
       maxTokens: Math.round(options.maxTokens * sizeFactor),
       verifyTemplate: 'always',
-      ...(options.template === undefined ? {} : { template: options.template, placement: { position: 'before', role: 'system' } }),
       ...(options.tools === true ? { tools: [{ name: 'lookup', description: 'Looks up a price', parameters: { type: 'object' } }] } : {}),
     }),
+    settings: {
+      systemPrompt: options.systemPrompt,
+      ...(options.template === undefined ? {} : { template: options.template, placement: { position: 'before', role: 'system' } }),
+    },
     context: new FakeContext(Math.round(options.contextSize * sizeFactor)),
     systemPrompt: options.systemPrompt,
     historyRole: options.historyRole,
@@ -183,7 +189,7 @@ export async function runScriptedConversation(options: ScriptedConversationOptio
 
     for (const node of nodes) {
       const mirrorBefore = node.context.tokens.length;
-      const projection = node.projector.project(dialog, { variables: { mood: random() < 0.5 ? 'calm' : 'grumpy' } });
+      const projection = node.projector.project(dialog, { settings: node.settings, variables: { mood: random() < 0.5 ? 'calm' : 'grumpy' } });
       checkInvariants(node, projection, dialog, turnIndex);
       if (node === moodNode) {
         const thought = dialog.interactions[turnIndex]!.replies.find((reply) => reply.node === 'think')!;
@@ -201,7 +207,7 @@ export async function runScriptedConversation(options: ScriptedConversationOptio
         node.stats.normalTurns++;
         if (result.timings.promptReused !== mirrorBefore) node.stats.normalTurnMisses++;
         expect(result.timings.promptReused).toBe(mirrorBefore);
-        expect(projection.diagnostics.cacheMissCause).toBeNull();
+        expect(projectionMissCause(projection.diagnostics)).toBeNull();
         expect(projection.diagnostics.reusablePrefixTokens).toBe(mirrorBefore);
       }
       if (node === toolNode) {
