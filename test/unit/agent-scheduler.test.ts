@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ModelScheduler } from '../../src/agent/model-scheduler.js';
-import { deferred } from './agent-fake-model.js';
+import { deferred } from '../kits/deferred.js';
 
 describe('ModelScheduler', () => {
   it('runs jobs one at a time in submission order', async () => {

@@ -2,7 +2,7 @@ import { ChatTemplateRenderer } from '../../../src/prompt/chat-template-renderer
 import type { BuiltinTemplateFamily } from '../../../src/prompt/builtin-chat-templates.js';
 import { NodePromptProjector, type NodePromptProjectorOptions } from '../../../src/prompt/node-prompt-projector.js';
 import { FakeTokenizer } from './fake-tokenizer.js';
-import { seededRandom } from '../../../src/bench/seeded-random.js';
+import { seededRandom } from '../../kits/seeded-random.js';
 export { seededRandom };
 
 

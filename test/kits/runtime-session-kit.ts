@@ -4,7 +4,7 @@ import type { GenerateOptions, GenerateResult, InferenceContext } from '../../sr
 import type { RuntimeContextOptions, RuntimeModel } from '../../src/agent/model-port.js';
 import { ModelRegistry } from '../../src/agent/model-registry.js';
 import { Session } from '../../src/agent/session.js';
-import { ensureTestModel } from '../helpers/models.js';
+import { ensureTestModel } from './models.js';
 
 /** One thread per context: vitest runs two forks on two shared cores. */
 export const RUNTIME_ENGINE = { threads: 1 } as const;
