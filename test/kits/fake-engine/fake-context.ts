@@ -242,8 +242,9 @@ export class FakeContext implements InferenceContext {
     const reused = this.#mirror.reusablePrefix(prompt);
     this.#mirror.trimTo(reused);
     for (let start = reused; start < prompt.length; start += this.#batchSize) {
-      // A real decode takes time on another thread; yielding here is what lets an abort land mid-prompt.
-      if (start > reused) await new Promise((resolve) => setImmediate(resolve));
+      // A real decode runs on another thread and ends in a later event-loop turn: yielding one turn per batch keeps
+      // the context busy across the caller's awaits and lets an abort land between batches, as on the engine.
+      await new Promise((resolve) => setImmediate(resolve));
       if (signal?.aborted === true) {
         throw new LlamaDialogError('Aborted', `evaluation aborted; the context keeps ${this.#mirror.length} of the ${prompt.length} prompt tokens`);
       }
