@@ -244,8 +244,12 @@ describe.each([fakeEngine, realEngine()])('InferenceContext contract: $name', (e
 
   it('a call while another runs is refused with ContextBusy; the running one completes', async () => {
     const context = await open({ contextSize: 512, batchSize: 16 });
+    const held = syntheticPrompt(10, 29);
+    await context.evaluate(held);
     const prompt = syntheticPrompt(200, 20);
     const first = context.evaluate(prompt);
+    // While it runs, `tokens` still shows the mirror of the last finished operation.
+    expect(Array.from(context.tokens)).toEqual(Array.from(held));
     await expect(context.evaluate(prompt)).rejects.toMatchObject({ errorName: 'ContextBusy', code: 4012 });
     await expect(context.generate({ prompt, maxTokens: 1 })).rejects.toMatchObject({ errorName: 'ContextBusy' });
     await expect(context.scoreNext(prompt, Int32Array.from([1]))).rejects.toMatchObject({ errorName: 'ContextBusy' });
