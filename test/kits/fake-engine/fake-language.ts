@@ -10,7 +10,7 @@ export interface FakeLanguage {
   readonly vocabSize: number;
   /** Names the "model" inside saved states, so a state from another fake model is refused like the real one. */
   readonly fingerprint: string;
-  /** The tokens sampled after `sequence` (prompt + tokens generated so far), in order; ending the iteration is end-of-generation. */
+  /** The tokens the model samples after `prompt`, in order; the iteration ending is its end-of-generation token. */
   continuation(prompt: Int32Array, sampling: SamplingOptions): Iterable<number>;
   detokenize(tokens: Int32Array): string;
   /** Log-probabilities of each candidate as the token after `prompt`. */
