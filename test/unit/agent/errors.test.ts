@@ -3,7 +3,7 @@ import { LlamaDialogError } from '../../../src/errors.js';
 import { ModelRegistry } from '../../../src/host/model-registry.js';
 import { Session } from '../../../src/agent/session.js';
 import type { NodeDiagnostics } from '../../../src/diag/turn-diagnostics.js';
-import { createHarness, echoGraph, waitFor } from '../agent-test-kit.js';
+import { createHarness, echoGraph, waitFor } from '../../kits/session-kit.js';
 
 async function codeOf(action: () => unknown): Promise<number> {
   try {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeDiagnostics } from '../../../src/diag/turn-diagnostics.js';
-import { collect, createHarness } from '../agent-test-kit.js';
+import { collect, createHarness } from '../../kits/session-kit.js';
 
 const generateGraph = (params: Record<string, unknown> = {}) => ({
   start: 'answer',

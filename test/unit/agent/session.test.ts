@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { LlamaDialogError } from '../../../src/errors.js';
 import { Session, createSession } from '../../../src/agent/session.js';
 import { ModelRegistry } from '../../../src/host/model-registry.js';
-import { deferred } from '../agent-fake-model.js';
-import { createHarness, echoGraph, fakeModelFiles, testCatalog } from '../agent-test-kit.js';
+import { deferred } from '../../kits/deferred.js';
+import { createHarness, echoGraph, fakeModelFiles, testCatalog } from '../../kits/session-kit.js';
 
 async function rejection(promise: Promise<unknown>): Promise<LlamaDialogError> {
   try {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { LlamaDialogError } from '../../../src/errors.js';
 import type { AnswerTextEvent, PausedEvent } from '../../../src/agent/turn-events.js';
-import { deferred } from '../agent-fake-model.js';
-import { collect, createHarness, echoGraph, waitFor } from '../agent-test-kit.js';
+import { deferred } from '../../kits/deferred.js';
+import { collect, createHarness, echoGraph, waitFor } from '../../kits/session-kit.js';
 
 function expectError(fn: () => unknown, name: string, code: number): void {
   try {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { PausedEvent } from '../../../src/agent/turn-events.js';
-import { collect, createHarness, waitFor } from '../agent-test-kit.js';
+import { collect, createHarness, waitFor } from '../../kits/session-kit.js';
 
 const graph: unknown = JSON.parse(readFileSync(new URL('../../../examples/blacksmith/graph.json', import.meta.url), 'utf8'));
 

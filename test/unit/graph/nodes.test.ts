@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeDiagnostics } from '../../../src/diag/turn-diagnostics.js';
 import type { PausedEvent, ToolCallEvent } from '../../../src/agent/turn-events.js';
-import { collect, createHarness, waitFor } from '../agent-test-kit.js';
+import { collect, createHarness, waitFor } from '../../kits/session-kit.js';
 
 const sellTool = {
   name: 'sell_item',

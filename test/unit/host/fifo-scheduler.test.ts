@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FifoScheduler } from '../../../src/host/fifo-scheduler.js';
-import { deferred } from '../agent-fake-model.js';
+import { deferred } from '../../kits/deferred.js';
 
 describe('FifoScheduler', () => {
   it('runs jobs one at a time in submission order', async () => {

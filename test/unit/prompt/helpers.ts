@@ -10,7 +10,7 @@ import {
 import { resolveProjectionSettings, type ProjectionSettings, type ProjectionSettingsInput } from '../../../src/prompt/projection-settings.js';
 import type { TemplatePlacement } from '../../../src/prompt/turn-template.js';
 import { FakeTokenizer } from './fake-tokenizer.js';
-import { seededRandom } from '../../../src/util/seeded-random.js';
+import { seededRandom } from '../../kits/seeded-random.js';
 export { seededRandom };
 
 

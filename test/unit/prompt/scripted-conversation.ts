@@ -9,7 +9,7 @@ import type { ProjectionSettingsInput } from '../../../src/prompt/projection-set
 import { planRollingSummary } from '../../../src/prompt/rolling-summary.js';
 import { formatSummaryForSystem } from '../../../src/prompt/summary-label.js';
 import { TokenCache } from '../../../src/prompt/token-cache.js';
-import { FakeContext } from './fake-context.js';
+import { FakeContext, HashedLanguage } from '../../kits/fake-engine/index.js';
 import type { Tokenizer } from '../../../src/engine/types.js';
 import type { ChatTemplateRenderer } from '../../../src/prompt/chat-template-renderer.js';
 import { seededRandom, sentence } from './helpers.js';
@@ -154,7 +154,10 @@ export async function runScriptedConversation(options: ScriptedConversationOptio
       systemPrompt: options.systemPrompt,
       ...(options.template === undefined ? {} : { template: options.template, placement: { position: 'before', role: 'system' } }),
     },
-    context: new FakeContext(Math.round(options.contextSize * sizeFactor)),
+    context: new FakeContext({
+      contextSize: Math.round(options.contextSize * sizeFactor),
+      language: new HashedLanguage({ detokenize: (tokens) => tokenizer.detokenize(tokens) }),
+    }),
     systemPrompt: options.systemPrompt,
     historyRole: options.historyRole,
     framed: options.template !== undefined,
@@ -199,7 +202,7 @@ export async function runScriptedConversation(options: ScriptedConversationOptio
       const words = 2 + Math.floor(random() * 25);
       const text = sentence(random, words);
       const replyTokens = tokenizer.tokenize(text, { addSpecial: false, parseSpecial: false });
-      node.context.queueReply(text, replyTokens);
+      node.context.queueReply(replyTokens);
       const result = await node.context.generate({ prompt: projection.tokens, maxTokens: node.projector.budget.maxTokens });
       // Zero cache misses on normal turns: the context reuses everything it held (previous prompt + reply).
       const normal = turnIndex > 0 && !node.framed && !projection.diagnostics.trimmed && !newSummary && node.historyRole === 'Assistant';

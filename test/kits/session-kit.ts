@@ -10,7 +10,7 @@ import { nodeCatalog } from '../../src/graph/node-catalog.js';
 import { checkReplyFits } from '../../src/graph/inference/shared-params.js';
 import type { TurnEvent } from '../../src/agent/turn-events.js';
 import type { Turn } from '../../src/agent/turn.js';
-import { FakeModel } from './agent-fake-model.js';
+import { FakeModel } from './fake-engine/fake-model.js';
 
 /**
  * Test-only node: generates a reply to the user's line as the whole prompt (no projection), streaming it.

@@ -1,10 +1,11 @@
 // Helpers of the runtime tier: agents on the real engine with the tiny synthetic model.
+import { LlamaDialogError } from '../../src/errors.js';
 import { loadModel } from '../../src/engine/load-model.js';
 import type { GenerateOptions, GenerateResult, InferenceContext } from '../../src/engine/types.js';
 import type { RuntimeContextOptions, RuntimeModel } from '../../src/engine/types.js';
 import { ModelRegistry } from '../../src/host/model-registry.js';
 import { Session } from '../../src/agent/session.js';
-import { ensureTestModel } from '../helpers/models.js';
+import { ensureTestModel } from './models.js';
 
 /** One thread per context: vitest runs two forks on two shared cores. */
 export const RUNTIME_ENGINE = { threads: 1 } as const;
@@ -36,17 +37,25 @@ class ForcedOutputContext implements InferenceContext {
   async generate(options: GenerateOptions): Promise<GenerateResult> {
     const text = this.forced(this.model.detokenize(options.prompt));
     if (text === undefined) return this.inner.generate(options);
+    // The engine's own refusal, before the cache is touched: forcing must not let an over-budget request through.
+    if (options.prompt.length + options.maxTokens > this.inner.contextSize) {
+      throw new LlamaDialogError(
+        'ContextOverflow',
+        `the prompt has ${options.prompt.length} tokens and maxTokens is ${options.maxTokens}, but the context holds ${this.inner.contextSize}`,
+      );
+    }
     const signal = options.signal ? { signal: options.signal } : {};
     const prompt = await this.inner.evaluate(options.prompt, signal);
-    const tokens = this.model.tokenize(text, { addSpecial: false, parseSpecial: false });
+    const forced = this.model.tokenize(text, { addSpecial: false, parseSpecial: false });
+    const tokens = forced.subarray(0, options.maxTokens);
     const whole = new Int32Array(options.prompt.length + tokens.length);
     whole.set(options.prompt);
     whole.set(tokens, options.prompt.length);
     await this.inner.evaluate(whole, signal);
     return {
-      text,
+      text: tokens.length === forced.length ? text : this.model.detokenize(tokens),
       tokens,
-      stopReason: 'eog',
+      stopReason: tokens.length === forced.length ? 'eog' : 'maxTokens',
       timings: { promptReused: prompt.reused, promptEvaluated: prompt.evaluated, promptMs: prompt.ms, firstTokenMs: 0, generateMs: 0, tokensGenerated: tokens.length },
     };
   }
