@@ -54,3 +54,9 @@ export type { RuntimeModel, ModelLoader } from './agent/model-port.js';
 export { Turn } from './agent/turn.js';
 export * from './agent/turn-events.js';
 export type { TurnDiagnostics, NodeDiagnostics, CacheMissCause as DiagnosticsCacheMissCause } from './diag/turn-diagnostics.js';
+
+// Server: the session protocol for game engines (SPEC §9; the client is `llama-dialog/client`)
+export { createServer, DialogServer, type ConnectionClosedEvent, type DialogServerEvents } from './server/dialog-server.js';
+export { serverLimitDefaults, type ServerOptions } from './server/server-options.js';
+export { MAX_FRAME_BYTES, FrameDecoder, encodeFrame, decodeFramePayload } from './server/frame-codec.js';
+export { PROTOCOL_VERSION, clientMessageSchemas, serverMessageSchemas } from './server/protocol-messages.js';
