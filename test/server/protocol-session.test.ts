@@ -37,7 +37,9 @@ let kit: TestServer;
 
 beforeAll(async () => {
   kit = await startTestServer();
-  kit.harness.forceOutput = (prompt) => (prompt.includes('LEDGER') && prompt.includes('helmet') ? TOOL_CALL : undefined);
+  // The ledger's first decision calls the tool; later ones (after the import, say) sample for real.
+  let forced = 0;
+  kit.harness.forceOutput = (prompt) => (prompt.includes('LEDGER') && forced++ === 0 ? TOOL_CALL : undefined);
 });
 
 afterAll(async () => {

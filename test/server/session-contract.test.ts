@@ -85,7 +85,6 @@ let kit: TestServer;
 beforeAll(async () => {
   harness = await createRuntimeHarness();
   await harness.session.close();
-  harness.forceOutput = (prompt) => (prompt.includes('LEDGER') && prompt.includes('helmet') ? TOOL_CALL : undefined);
   kit = await startTestServer({}, harness);
 });
 
@@ -127,6 +126,8 @@ describe.each(variants)('%s', (_label, openSession) => {
 
   it('pauses on a tool call, refuses a second line (AgentBusy), resumes with the result, records it', async () => {
     const session = await openSession();
+    let forced = 0;
+    harness.forceOutput = (prompt) => (prompt.includes('LEDGER') && forced++ === 0 ? TOOL_CALL : undefined);
     const agent = await session.createAgent(agentOptions(ledgerGraph));
     const turn = agent.sendMessage('Want my old helmet?');
     const paused = await untilPaused(turn);

@@ -4,6 +4,8 @@ import { connect, type Socket } from 'node:net';
 import { FrameDecoder, decodeFramePayload, encodeFrame } from '../../src/server/frame-codec.js';
 import { TURN_EVENT_TYPES, type ServerMessage, type TurnEventMessage } from '../../src/server/protocol-messages.js';
 
+const WAIT_LIMIT_MS = 60_000;
+
 export type WireMessage = ServerMessage & Record<string, unknown>;
 
 export class WireClient {
@@ -109,8 +111,15 @@ export class WireClient {
         return false;
       };
       if (check()) return;
+      // A failure guard, not synchronisation: a message that never comes fails the test with what did come.
+      const timer = setTimeout(() => {
+        this.waiters.delete(waiter);
+        reject(new Error(`no matching message within ${WAIT_LIMIT_MS} ms; received: ${JSON.stringify(this.received.map((m) => m.type))}`));
+      }, WAIT_LIMIT_MS);
       const waiter = (): void => {
-        if (check()) this.waiters.delete(waiter);
+        if (!check()) return;
+        clearTimeout(timer);
+        this.waiters.delete(waiter);
       };
       this.waiters.add(waiter);
     });
