@@ -146,7 +146,13 @@ export class WireClient {
 export function shortGenerateGraph(maxTokens = 6): unknown {
   return {
     start: 'answer',
-    nodes: [{ name: 'answer', type: 'Generate', params: { systemPrompt: 'You are Brom.', contextSize: 256, maxTokens, temperature: 0 } }],
+    nodes: [
+      {
+        name: 'answer',
+        type: 'Generate',
+        params: { systemPrompt: 'You are Brom.', contextSize: Math.max(256, maxTokens + 128), maxTokens, temperature: 0 },
+      },
+    ],
   };
 }
 
