@@ -36,7 +36,7 @@ type Phase = 'AwaitingToken' | 'Open' | 'Closed';
 const ALLOWED_WHILE_SHUTTING_DOWN: ReadonlySet<ClientMessageType> = new Set(['Resume', 'Cancel']);
 
 /** How long a connection closed by the server may take to flush its last frames before the socket is destroyed. */
-const FLUSH_BEFORE_DESTROY_MS = 2000;
+const FLUSH_BEFORE_DESTROY_MS = 5000;
 
 /**
  * One TCP connection = one session (SPEC §9). Owns the socket's framing, the auth gate, the requestId bookkeeping

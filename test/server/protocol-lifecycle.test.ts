@@ -5,6 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { connect } from '../../src/server/client/index.js';
 import { repoRoot } from '../helpers/llama-cpp.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { nextConnectionClosed, startTestServer } from './server-kit.js';
@@ -74,6 +75,7 @@ describe('protocol lifecycle', () => {
       const third = await WireClient.connect(kit.port);
       expect(await third.waitFor(() => true)).toMatchObject({ type: 'ErrorResponse', code: 5007, name: 'ConnectionLimitReached' });
       await third.closed;
+      await expect(connect('127.0.0.1', kit.port)).rejects.toMatchObject({ code: 5007 });
 
       const agentId = await first.sessionWithAgent();
       expect(await first.request({ type: 'CreateAgent', graph: shortGenerateGraph(), defaultModel: 'tiny' })).toMatchObject({ code: 5008, name: 'AgentLimitReached' });
@@ -87,11 +89,13 @@ describe('protocol lifecycle', () => {
       const closed = nextConnectionClosed(kit.server);
       for (let request = 0; request < 64; request += 1) slow.send({ type: 'ExportDialog', requestId: request, agentId: slowAgent });
       expect((await closed).reason).toMatch(/OutgoingQueueFull/);
-      // The other connection never noticed: it still runs a turn.
-      expect(checkTurnEvents(await first.turnEvents(await first.startTurn(agentId, 'Busy day?'))).status).toBe('Success');
+      // Reading again, the slow client finds the answers that were queued, then the reason, then the end.
       slow.socket.resume();
       await slow.closed;
       expect(slow.received.at(-1)).toMatchObject({ type: 'ErrorResponse', code: 5009, name: 'OutgoingQueueFull' });
+      expect(slow.received.filter((message) => message.type === 'Dialog').length).toBeLessThan(64);
+      // The other connection never noticed: it still runs a turn.
+      expect(checkTurnEvents(await first.turnEvents(await first.startTurn(agentId, 'Busy day?'))).status).toBe('Success');
       await first.close();
     } finally {
       await kit.server.close();

@@ -75,6 +75,13 @@ export class ClientConnection {
       await new Promise<ServerMessage>((resolve, reject) => {
         connection.greetingWaiter = { resolve, reject };
       });
+      // Checked here too, so a server of another version is refused before anything is sent to it.
+      if (connection.greeting.protocolVersion !== PROTOCOL_VERSION) {
+        throw new LlamaDialogError(
+          'ProtocolVersionMismatch',
+          `the server speaks protocol version ${connection.greeting.protocolVersion}; this client speaks ${PROTOCOL_VERSION}`,
+        );
+      }
       await connection.request(
         options.token === undefined
           ? { type: 'Hello', protocolVersion: PROTOCOL_VERSION }
