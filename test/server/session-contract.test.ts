@@ -177,6 +177,29 @@ describe.each(variants)('%s', (_label, openSession) => {
     await session.close();
   });
 
+  it('a failing turn ends with status Error and the typed error; diagnostics come with it when enabled', async () => {
+    const session = await openSession();
+    const looping = await session.createAgent({
+      ...agentOptions({
+        start: 'a',
+        nodes: [
+          { name: 'a', type: 'Guardrail', params: { patterns: ['.'] }, exits: { triggered: 'b' } },
+          { name: 'b', type: 'Instruction', params: { name: 'n', text: 't' }, exits: { default: 'a' } },
+        ],
+      }),
+      enableDiagnostics: true,
+    });
+    const done = await looping.sendMessage('loop');
+    expect(done.status).toBe('Error');
+    expect(done.error).toBeInstanceOf(LlamaDialogError);
+    expect(done.error).toMatchObject({ errorName: 'MaxStepsExceeded', code: 4003 });
+    expect(done.diagnostics?.nodes).toHaveLength(64);
+    expect(done.diagnostics?.status).toBe('Error');
+    expect(looping.state).toBe('Idle');
+    expect((await refusal(() => session.createAgent(agentOptions({ start: 'x', nodes: [] })))).errorName).toBe('GraphCompilationFailed');
+    await session.close();
+  });
+
   it('destroy and close: destroyed agents are gone, a running turn ends Cancelled, the closed session refuses', async () => {
     const session = await openSession();
     const gone = await session.createAgent(agentOptions(shortGenerateGraph()));
