@@ -77,11 +77,6 @@ export class Connection {
     });
   }
 
-  /** True while any agent of this connection's session has a turn in progress. */
-  get hasRunningTurns(): boolean {
-    return this.requests.hasRunningTurns;
-  }
-
   /** Resolves once the turns running now have sent their TurnComplete. */
   turnsSettled(): Promise<void> {
     return this.requests.turnsSettled();
@@ -97,7 +92,7 @@ export class Connection {
   }
 
   /** Sends a refusal that ends the connection, then closes it. */
-  refuseAndClose(error: LlamaDialogError, requestId?: RequestId): Promise<void> {
+  private refuseAndClose(error: LlamaDialogError, requestId?: RequestId): Promise<void> {
     this.sendError(error, requestId);
     return this.close(`${error.errorName}: ${error.message}`);
   }

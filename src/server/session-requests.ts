@@ -24,7 +24,7 @@ export class SessionRequests {
   private agentsBeingCreated = 0;
 
   constructor(
-    readonly session: Session,
+    private readonly session: Session,
     private readonly maxAgentsPerSession: number,
     private readonly send: MessageSink,
   ) {}
@@ -108,11 +108,6 @@ export class SessionRequests {
   /** Resolves once every turn being forwarded now has sent its TurnComplete. */
   async turnsSettled(): Promise<void> {
     await Promise.all([...this.turnForwarding.values()]);
-  }
-
-  /** True while any agent of the session has a turn in progress. */
-  get hasRunningTurns(): boolean {
-    return this.turnForwarding.size > 0;
   }
 
   /** Closes the session (cancels turns, destroys agents, gives models back) and waits for the last TurnCompletes. */
