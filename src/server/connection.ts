@@ -24,7 +24,7 @@ export interface ConnectionHost {
   readonly maxQueuedFrames: number;
   readonly sessionHost: SessionHostOptions;
   /** True once shutdown began: new requests get ServerShuttingDown. */
-  readonly shuttingDown: boolean;
+  isShuttingDown(): boolean;
   log(line: string): void;
   /** Called once, when the connection is closed and its session's agents are destroyed. */
   onClosed(connection: Connection, reason: string): void;
@@ -149,7 +149,7 @@ export class Connection {
       this.authenticate(message);
       return;
     }
-    if (this.host.shuttingDown && !ALLOWED_WHILE_SHUTTING_DOWN.has(message.type)) {
+    if (this.host.isShuttingDown() && !ALLOWED_WHILE_SHUTTING_DOWN.has(message.type)) {
       this.sendError(new LlamaDialogError('ServerShuttingDown', 'the server is shutting down: reconnect to another one'), requestId);
       return;
     }

@@ -37,7 +37,6 @@ export class DialogServer extends EventEmitter<DialogServerEvents> {
   constructor(options: ResolvedServerOptions) {
     super();
     this.options = options;
-    const server = this;
     const log = options.log ?? (() => {});
     this.host = {
       serverVersion: packageVersion(),
@@ -45,9 +44,7 @@ export class DialogServer extends EventEmitter<DialogServerEvents> {
       maxAgentsPerSession: options.maxAgentsPerSession,
       maxQueuedFrames: options.maxQueuedFrames,
       sessionHost: options.session,
-      get shuttingDown() {
-        return server.shuttingDown;
-      },
+      isShuttingDown: () => this.shuttingDown,
       log,
       onClosed: (connection, reason) => {
         this.connections.delete(connection);
