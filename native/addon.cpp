@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "addon_data.h"
+#include "backend_loader.h"
 #include "context.h"
 #include "errors.h"
 #include "js_args.h"
@@ -56,6 +57,15 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("setLogLevel", Napi::Function::New<SetLogLevel>(env, "setLogLevel"));
   exports.Set("setLogCallback", Napi::Function::New<SetLogCallback>(env, "setLogCallback"));
   exports.Set("systemInfo", Napi::Function::New<SystemInfo>(env, "systemInfo"));
+#ifdef LLAMA_DIALOG_DYNAMIC_BACKENDS
+  exports.Set("dynamicBackends", Napi::Boolean::New(env, true));
+#else
+  exports.Set("dynamicBackends", Napi::Boolean::New(env, false));
+#endif
+  exports.Set("loadBackendsFrom", Napi::Function::New<LoadBackendsFrom>(env, "loadBackendsFrom"));
+  exports.Set("loadBackendFile", Napi::Function::New<LoadBackendFile>(env, "loadBackendFile"));
+  exports.Set("probeLibrary", Napi::Function::New<ProbeLibrary>(env, "probeLibrary"));
+  exports.Set("listBackends", Napi::Function::New<ListBackends>(env, "listBackends"));
   return exports;
 }
 

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "cpu_threadpool.h"
 #include "errors.h"
-#include "ggml-cpu.h"
 #include "log_bridge.h"
 
 namespace llama_dialog {
@@ -140,9 +140,7 @@ void ContextCore::EnsureContext() {
 
   // A persistent pool, as llama-bench uses: without one ggml starts and joins its worker threads
   // on every llama_decode, which costs noticeably per generated token.
-  ggml_threadpool_params poolParams = ggml_threadpool_params_default(settings_.threads);
-  ggml_threadpool* pool = ggml_threadpool_new(&poolParams);
-  if (pool != nullptr) llama_attach_threadpool(context, pool, nullptr);
+  ggml_threadpool* pool = AttachCpuThreadpool(context, settings_.threads);
 
   context_ = context;
   threadpool_ = pool;
@@ -156,10 +154,8 @@ void ContextCore::Release() {
     llama_free(context_);
     context_ = nullptr;
   }
-  if (threadpool_ != nullptr) {
-    ggml_threadpool_free(threadpool_);
-    threadpool_ = nullptr;
-  }
+  FreeCpuThreadpool(threadpool_);
+  threadpool_ = nullptr;
   if (batchAllocated_) {
     llama_batch_free(batch_);
     batch_ = llama_batch{};

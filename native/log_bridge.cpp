@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "llama.h"
 
@@ -20,6 +21,7 @@ napi_env g_sink_env = nullptr;
 
 thread_local int t_last_level = GGML_LOG_LEVEL_INFO;
 thread_local bool t_capturing = false;
+thread_local int t_capture_min_level = GGML_LOG_LEVEL_ERROR;
 thread_local std::string t_captured;
 
 struct LogLine {
@@ -42,7 +44,7 @@ void OnLog(enum ggml_log_level level, const char* text, void* /*user_data*/) {
   if (level != GGML_LOG_LEVEL_CONT) t_last_level = effective;
   if (text == nullptr) return;
 
-  if (t_capturing && effective >= GGML_LOG_LEVEL_ERROR && t_captured.size() < 4096) t_captured += text;
+  if (t_capturing && effective >= t_capture_min_level && t_captured.size() < 16384) t_captured += text;
 
   if (effective < g_level.load(std::memory_order_relaxed)) return;
 
@@ -102,9 +104,29 @@ Napi::Value SetLogCallback(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
-void BeginErrorCapture() {
+void BeginErrorCapture() { BeginLogCapture(GGML_LOG_LEVEL_ERROR); }
+
+void BeginLogCapture(int minLevel) {
   t_captured.clear();
+  t_capture_min_level = minLevel;
   t_capturing = true;
+}
+
+std::vector<std::string> EndLogCaptureLines() {
+  t_capturing = false;
+  std::vector<std::string> lines;
+  std::string line;
+  for (char c : t_captured) {
+    if (c == '\n') {
+      if (!line.empty()) lines.push_back(line);
+      line.clear();
+    } else {
+      line += c;
+    }
+  }
+  if (!line.empty()) lines.push_back(line);
+  t_captured.clear();
+  return lines;
 }
 
 std::string EndErrorCapture() {

@@ -6,6 +6,7 @@
 #include <napi.h>
 
 #include <string>
+#include <vector>
 
 namespace llama_dialog {
 
@@ -26,5 +27,11 @@ void BeginErrorCapture();
 
 /** Stops capturing on the calling thread and returns what was captured (trimmed). */
 std::string EndErrorCapture();
+
+/** Starts capturing log text of `minLevel` (a ggml_log_level) and above on the calling thread. */
+void BeginLogCapture(int minLevel);
+
+/** Stops capturing on the calling thread and returns the captured lines (empty lines dropped). */
+std::vector<std::string> EndLogCaptureLines();
 
 }  // namespace llama_dialog

@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { loadModel } from '../src/engine/load-model.js';
 import type { Model } from '../src/engine/model.js';
 import { packageRoot } from '../src/native/loader.js';
-import { ensureDefaultBenchModel } from '../src/bench/default-bench-model.js';
+import { ensureDefaultModel } from '../src/synthetic/default-model.js';
 
 const PROMPT_TOKENS = 512;
 const DECODE_TOKENS = 64;
@@ -240,7 +240,7 @@ async function main(): Promise<void> {
   const options = readOptions();
   const root = packageRoot();
   const bench = ensureLlamaBench(root);
-  const modelPath = options.model ?? (await ensureDefaultBenchModel()).path;
+  const modelPath = options.model ?? (await ensureDefaultModel()).path;
   const model = await loadModel({ path: modelPath });
   console.log(
     `model: ${modelPath}\n  ${model.info.architecture}, ${(model.info.parameterCount / 1e6).toFixed(1)}M parameters, ` +

@@ -17,7 +17,7 @@ import type { Tokenizer } from '../src/engine/types.js';
 import { ChatTemplateRenderer } from '../src/prompt/chat-template-renderer.js';
 import { NodePromptProjector } from '../src/prompt/node-prompt-projector.js';
 import { FakeTokenizer } from '../test/unit/prompt/fake-tokenizer.js';
-import { seededRandom } from '../src/bench/seeded-random.js';
+import { seededRandom } from '../src/util/seeded-random.js';
 
 const TURNS = Number(process.argv[2] ?? 300);
 const CONTEXT_SIZE = 5632;
@@ -56,7 +56,6 @@ function run(name: string, tokenizer: Tokenizer, renderer: ChatTemplateRenderer,
     tokenizer,
     renderer,
     modelId: 'bench-model',
-    systemPrompt: 'You are Brom, the blacksmith of Eastwatch. Answer in one or two sentences, in character.',
     contextSize: CONTEXT_SIZE,
     maxTokens: MAX_TOKENS,
   });
@@ -68,7 +67,9 @@ function run(name: string, tokenizer: Tokenizer, renderer: ChatTemplateRenderer,
   for (let turn = 0; turn < TURNS; turn++) {
     dialog.beginTurn(sentence(random, wordsPerLine[0] + Math.floor(random() * 6)));
     const started = performance.now();
-    const projection = projector.project(dialog);
+    const projection = projector.project(dialog, {
+      settings: { systemPrompt: 'You are Brom, the blacksmith of Eastwatch. Answer in one or two sentences, in character.' },
+    });
     times.push(performance.now() - started);
     if (projection.diagnostics.trimmed) trims++;
     if (turn >= TURNS / 3) {

@@ -28,10 +28,12 @@ export {
   type SyntheticModelInfo,
   type SyntheticModelOptions,
   type SyntheticPreset,
-} from './engine/synthetic-model.js';
-export { readGgufFile, type GgufFile } from './engine/gguf-reader.js';
-export { GgufWriter } from './engine/gguf-writer.js';
+} from './synthetic/synthetic-model.js';
+export { readGgufFile, type GgufFile } from './gguf/gguf-reader.js';
+export { GgufWriter } from './gguf/gguf-writer.js';
 export { setLlamaLogLevel, type LlamaLogLevel } from './native/log.js';
+export { systemInfo, type SystemInfo } from './native/system-info.js';
+export { platformPackageName } from './native/platform-id.js';
 
 // Dialog history and prompt projection
 export * from './dialog/index.js';
@@ -44,16 +46,20 @@ export { MAX_NODE_STEPS } from './graph/execute-graph.js';
 export { nodeCatalog } from './graph/node-catalog.js';
 export { defineNode, type NodeDefinition } from './graph/node-definition.js';
 export { Session, createSession, defaultModelRegistry, type SessionOptions, type SessionHostOptions } from './agent/session.js';
-export { ModelRegistry, type ModelCatalogEntry, type LoadedModelStatus } from './agent/model-registry.js';
+export { ModelRegistry, type ModelCatalogEntry, type LoadedModelStatus } from './host/model-registry.js';
 export { Agent, type SendMessageOptions } from './agent/agent.js';
 export type { AgentOptions } from './agent/agent-options.js';
 export type { AgentState } from './agent/agent-state.js';
-export type { KvCacheInitialization } from './agent/node-context-slot.js';
+export type { KvCacheInitialization } from './host/node-cache.js';
+export type { SchedulingPolicy } from './host/model-scheduler.js';
 export type { VariableValue } from './agent/agent-variables.js';
-export type { RuntimeModel, ModelLoader } from './agent/model-port.js';
+export type { RuntimeModel } from './engine/types.js';
+export type { ModelLoader } from './host/model-loader.js';
 export { Turn } from './agent/turn.js';
 export * from './agent/turn-events.js';
-export type { TurnDiagnostics, NodeDiagnostics, CacheMissCause as DiagnosticsCacheMissCause } from './diag/turn-diagnostics.js';
+export type { TurnDiagnostics, NodeDiagnostics } from './diag/turn-diagnostics.js';
+// One cause type; `DiagnosticsCacheMissCause` is its earlier second name, kept for callers that use it.
+export type { CacheMissCause, CacheMissCause as DiagnosticsCacheMissCause } from './diag/cache-reuse.js';
 
 // Server: the session protocol for game engines (SPEC §9; the client is `llama-dialog/client`)
 export { createServer, DialogServer, type ConnectionClosedEvent, type DialogServerEvents } from './server/dialog-server.js';

@@ -13,10 +13,10 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { createSession, type Agent } from '../../src/index.js';
-import { ensureDefaultBenchModel } from '../../src/bench/default-bench-model.js';
+import { ensureDefaultModel } from '../../src/synthetic/default-model.js';
 
 const pathArgument = process.argv.slice(2).find((arg) => !arg.startsWith('--'));
-const modelPath = pathArgument ?? process.env.LLAMA_DIALOG_MODEL ?? (await ensureDefaultBenchModel()).path;
+const modelPath = pathArgument ?? process.env.LLAMA_DIALOG_MODEL ?? (await ensureDefaultModel()).path;
 const graph: unknown = JSON.parse(readFileSync(new URL('./graph.json', import.meta.url), 'utf8'));
 
 const scripted = [

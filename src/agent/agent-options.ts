@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LlamaDialogError } from '../errors.js';
-import { describeFirstIssue } from '../graph/zod-issue.js';
+import { KV_CACHE_TYPES } from '../engine/types.js';
+import { describeFirstIssue } from '../util/validation.js';
 
 const variableValueSchema = z.union([z.string().max(100_000), z.number().finite(), z.boolean()]);
 
@@ -23,7 +24,7 @@ export const agentOptionsSchema = z.strictObject({
     .strictObject({
       batchSize: z.number().int().min(1).max(65_536).optional(),
       threads: z.number().int().min(1).max(1024).optional(),
-      kvCacheType: z.enum(['f16', 'q8_0', 'q4_0']).optional(),
+      kvCacheType: z.enum(KV_CACHE_TYPES).optional(),
     })
     .default({}),
 });

@@ -1,7 +1,7 @@
 import { LlamaDialogError } from '../errors.js';
+import type { VariableStore, VariableValue } from '../graph/variable-store.js';
 
-/** Value of an agent variable. Each variable keeps the type of its declared value. */
-export type VariableValue = string | number | boolean;
+export type { VariableValue };
 
 type VariableType = 'string' | 'number' | 'boolean';
 
@@ -9,7 +9,7 @@ type VariableType = 'string' | 'number' | 'boolean';
  * The agent's typed key→value store, readable by templates and written by ClassifyAttributesLLM. The set of keys
  * and their types are fixed at agent creation (plus the attributes the graph classifies, declared as strings).
  */
-export class AgentVariables {
+export class AgentVariables implements VariableStore {
   private readonly values = new Map<string, VariableValue>();
   private readonly types = new Map<string, VariableType>();
 

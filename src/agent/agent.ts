@@ -1,24 +1,20 @@
-import { LlamaDialogError, isLlamaDialogError } from '../errors.js';
-import type { CompiledGraph, CompiledNode } from '../graph/compiled-graph.js';
-import { executeGraph } from '../graph/execute-graph.js';
+import { LlamaDialogError } from '../errors.js';
+import type { CompiledGraph } from '../graph/compiled-graph.js';
 import type { GraphNode } from '../graph/node-definition.js';
-import type { NodeInference, NodeRunContext, PauseOutcome, PauseRequest } from '../graph/node-run-context.js';
-import { PauseTimedOutSignal } from '../graph/pause-timed-out.js';
-import { describeFirstIssue } from '../graph/zod-issue.js';
-import { NodeDiagnosticsRecorder } from '../diag/node-diagnostics-recorder.js';
-import type { NodeDiagnostics, TurnDiagnostics } from '../diag/turn-diagnostics.js';
-import { Dialog as DialogClass, type Dialog } from '../dialog/dialog.js';
+import type { AgentSettings } from '../graph/node-run-context.js';
+import { describeFirstIssue } from '../util/validation.js';
+import { Dialog } from '../dialog/dialog.js';
 import type { DialogSnapshot, InteractionInput } from '../dialog/dialog-snapshot.js';
 import type { Interaction } from '../dialog/interaction.js';
-import { promptKitFor } from './model-prompt-kit.js';
 import type { ResolvedAgentOptions } from './agent-options.js';
 import type { AgentState } from './agent-state.js';
 import { AgentVariables, type VariableValue } from './agent-variables.js';
-import type { ModelLease } from './model-registry.js';
-import type { NodeContextSlot } from './node-context-slot.js';
+import type { ModelLease } from '../host/model-registry.js';
+import type { NodeCache } from '../host/node-cache.js';
+import { inferencePortFor, type HostedInferencePort } from '../host/inference-port.js';
 import type { RuntimeSettings } from './runtime-settings.js';
 import { Turn } from './turn.js';
-import type { TurnCompleteEvent, TurnEvent, TurnStatus } from './turn-events.js';
+import { TurnRunner } from './turn-runner.js';
 
 /** Options of one `sendMessage` call. */
 export interface SendMessageOptions {
@@ -26,14 +22,9 @@ export interface SendMessageOptions {
   slots?: Record<string, string>;
 }
 
-interface PendingPause {
-  resolve(outcome: PauseOutcome): void;
-}
-
 interface ActiveTurn {
   turn: Turn;
-  controller: AbortController;
-  pause: PendingPause | undefined;
+  runner: TurnRunner;
   finished: Promise<void>;
 }
 
@@ -42,7 +33,7 @@ export interface AgentParts {
   id: string;
   graph: CompiledGraph;
   nodes: ReadonlyMap<string, GraphNode>;
-  slots: ReadonlyMap<string, NodeContextSlot>;
+  nodeCaches: ReadonlyMap<string, NodeCache>;
   leases: readonly ModelLease[];
   options: ResolvedAgentOptions;
   settings: RuntimeSettings;
@@ -61,10 +52,10 @@ export class Agent {
   readonly id: string;
   private readonly graph: CompiledGraph;
   private readonly nodes: ReadonlyMap<string, GraphNode>;
-  private readonly slots: ReadonlyMap<string, NodeContextSlot>;
+  private readonly nodeCaches: ReadonlyMap<string, NodeCache>;
   private readonly leases: readonly ModelLease[];
   private readonly options: ResolvedAgentOptions;
-  private readonly settings: RuntimeSettings;
+  private readonly settings: AgentSettings;
   private readonly variableStore: AgentVariables;
   private readonly dialog: Dialog;
   private readonly random: () => number;
@@ -80,10 +71,15 @@ export class Agent {
     this.id = parts.id;
     this.graph = parts.graph;
     this.nodes = parts.nodes;
-    this.slots = parts.slots;
+    this.nodeCaches = parts.nodeCaches;
     this.leases = parts.leases;
     this.options = parts.options;
-    this.settings = parts.settings;
+    this.settings = {
+      agentId: parts.id,
+      maintainDialogueHistory: parts.options.maintainDialogueHistory,
+      toolCallPauseTimeoutMs: parts.settings.toolCallPauseTimeoutMs,
+      maxInputLength: parts.settings.maxInputLength,
+    };
     this.variableStore = parts.variables;
     this.dialog = parts.dialog;
     this.random = parts.random;
@@ -134,11 +130,38 @@ export class Agent {
     }
     this.turnCounter += 1;
     const turn = new Turn(this.turnCounter, text);
-    const controller = new AbortController();
     this.currentState = 'Running';
-    const active: ActiveTurn = { turn, controller, pause: undefined, finished: Promise.resolve() };
+    const runner = new TurnRunner(
+      {
+        graph: this.graph,
+        nodes: this.nodes,
+        params: (nodeName) => this.getParams(nodeName),
+        settings: this.settings,
+        variables: this.variableStore,
+        dialog: this.dialog,
+        enableDiagnostics: this.options.enableDiagnostics,
+        inferenceFor: (nodeName, signal) => this.inferenceFor(nodeName, signal),
+        random: this.random,
+      },
+      turn,
+      { ...slots },
+      {
+        paused: () => {
+          this.currentState = 'Paused';
+        },
+        resumed: () => {
+          if (this.currentState === 'Paused') this.currentState = 'Running';
+        },
+        ended: () => {
+          // Back to Idle before TurnComplete is visible, so a caller reacting to it can send the next line at once.
+          if (this.active === active) this.active = undefined;
+          if (this.currentState !== 'Destroyed') this.currentState = 'Idle';
+        },
+      },
+    );
+    const active: ActiveTurn = { turn, runner, finished: Promise.resolve() };
     this.active = active;
-    active.finished = this.runTurn(active, { ...slots });
+    active.finished = runner.run();
     return turn;
   }
 
@@ -149,11 +172,11 @@ export class Agent {
    */
   resume(payload?: unknown): void {
     this.assertAlive();
-    const pause = this.active?.pause;
-    if (this.currentState !== 'Paused' || !pause) {
+    const runner = this.active?.runner;
+    if (this.currentState !== 'Paused' || !runner?.paused) {
       throw new LlamaDialogError('AgentNotPaused', `agent ${this.id} is ${this.currentState}, not Paused`);
     }
-    pause.resolve({ kind: 'resumed', payload });
+    runner.resume(payload);
   }
 
   /**
@@ -163,7 +186,7 @@ export class Agent {
   async cancel(): Promise<void> {
     const active = this.active;
     if (!active) return;
-    active.controller.abort();
+    active.runner.cancel();
     await active.finished;
   }
 
@@ -197,7 +220,6 @@ export class Agent {
     const problem = definition.check?.(parsed.data, { modelReference: node.modelReference });
     if (problem) throw new LlamaDialogError('InvalidParamValue', `node "${nodeName}": ${problem}`);
     this.currentParams.set(nodeName, Object.freeze(parsed.data));
-    this.slots.get(nodeName)?.noteParamChanged(param);
   }
 
   /** Current params of a node (a frozen copy). @throws LlamaDialogError UnknownNode. */
@@ -230,7 +252,7 @@ export class Agent {
    */
   async releaseCache(): Promise<void> {
     this.assertIdle('releaseCache');
-    await Promise.all([...this.slots.values()].map((slot) => slot.release()));
+    await Promise.all([...this.nodeCaches.values()].map((cache) => cache.release()));
   }
 
   /**
@@ -268,12 +290,11 @@ export class Agent {
    */
   importDialog(snapshot: unknown): void {
     this.assertIdle('importDialog');
-    const { dialog: probe, variables } = DialogClass.fromSnapshot(snapshot, { limits: this.dialog.limits });
+    const { dialog: probe, variables } = Dialog.fromSnapshot(snapshot, { limits: this.dialog.limits });
     const checked = new AgentVariables(this.variableStore.toObject());
     checked.replaceAll(variables as Record<string, VariableValue>);
     this.dialog.seed(probe.interactions);
     this.variableStore.replaceAll(variables as Record<string, VariableValue>);
-    this.noteHistoryEdited();
   }
 
   /**
@@ -283,7 +304,6 @@ export class Agent {
   seedHistory(turns: readonly InteractionInput[]): void {
     this.assertIdle('seedHistory');
     this.dialog.seed(turns);
-    this.noteHistoryEdited();
   }
 
   /**
@@ -305,7 +325,6 @@ export class Agent {
     }
     if (edit.userLine !== undefined) this.dialog.editUserLine(turn, edit.userLine);
     for (const [index, text] of replies) this.dialog.editReplyText(turn, index, text);
-    this.noteHistoryEdited();
   }
 
   /**
@@ -315,12 +334,11 @@ export class Agent {
   truncateHistory(fromTurn: number): void {
     this.assertIdle('truncateHistory');
     this.dialog.truncate(fromTurn);
-    this.noteHistoryEdited();
   }
 
   /** True for a node whose KV cache currently holds memory. */
   isCacheAllocated(nodeName: string): boolean {
-    return this.slots.get(nodeName)?.allocated ?? false;
+    return this.nodeCaches.get(nodeName)?.allocated ?? false;
   }
 
   /**
@@ -339,11 +357,6 @@ export class Agent {
     }
   }
 
-  /** @internal Tells every node cache that earlier history changed. */
-  noteHistoryEdited(): void {
-    for (const slot of this.slots.values()) slot.noteHistoryEdited();
-  }
-
   private assertAlive(): void {
     if (this.currentState === 'Destroyed' || this.destroying) {
       throw new LlamaDialogError('AgentAlreadyDestroyed', `agent ${this.id} was destroyed`);
@@ -353,197 +366,14 @@ export class Agent {
   private async doDestroy(): Promise<void> {
     await this.cancel();
     this.currentState = 'Destroyed';
-    await Promise.all([...this.slots.values()].map((slot) => slot.dispose()));
+    await Promise.all([...this.nodeCaches.values()].map((cache) => cache.dispose()));
     await Promise.all(this.leases.map((lease) => lease.release()));
     this.onDestroyed(this);
   }
 
-  private async runTurn(active: ActiveTurn, slots: Record<string, string>): Promise<void> {
-    const { turn, controller } = active;
-    const signal = controller.signal;
-    const started = performance.now();
-    const startedAt = new Date().toISOString();
-    const nodeDiagnostics: NodeDiagnostics[] = [];
-    let tokensGenerated = 0;
-    let steps = 0;
-    let status: TurnStatus = 'Success';
-    let error: LlamaDialogError | undefined;
-    let latestPartial = '';
-    let latestNode = '';
-    let interaction: Readonly<Interaction> | undefined;
-
-    const emit = (event: TurnEvent): void => turn.push(event);
-    let finalEmitted = false;
-    const emitFinal = (): void => {
-      if (finalEmitted) return;
-      finalEmitted = true;
-      const lastReply = interaction?.replies.at(-1);
-      const text = lastReply ? lastReply.text : latestPartial;
-      const node = lastReply ? lastReply.node : latestPartial ? latestNode : '';
-      emit({ type: 'answerText', node, text, isDelta: false, isFinal: true });
-    };
-
-    try {
-      // Yield once so that sendMessage returns (and the caller can start iterating) before any event is produced.
-      await Promise.resolve();
-      const current = this.dialog.beginTurn(turn.text, { slots });
-      interaction = current;
-      await executeGraph({
-        graph: this.graph,
-        signal,
-        runNode: async (nodeName, step) => {
-          steps = step;
-          const compiled = this.graph.nodes.get(nodeName) as CompiledNode;
-          const node = this.nodes.get(nodeName) as GraphNode;
-          if (compiled.definition.finalizesAnswer) emitFinal();
-          const recorder = new NodeDiagnosticsRecorder(this.options.enableDiagnostics, {
-            name: nodeName,
-            type: compiled.type,
-            step,
-          });
-          const nodeStarted = performance.now();
-          let inference: NodeInference | undefined;
-          const run: NodeRunContext = {
-            node,
-            params: this.currentParams.get(nodeName) ?? compiled.params,
-            step,
-            signal,
-            settings: {
-              agentId: this.id,
-              maintainDialogueHistory: this.options.maintainDialogueHistory,
-              toolCallPauseTimeoutMs: this.settings.toolCallPauseTimeoutMs,
-              maxInputLength: this.settings.maxInputLength,
-            },
-            variables: this.variableStore,
-            dialog: this.dialog,
-            turn: current,
-            input: (slotName) => (slotName === undefined || slotName === null ? current.userLine : current.slots[slotName]),
-            diagnostics: recorder,
-            inference: () => (inference ??= this.inferenceFor(nodeName, signal)),
-            emitAnswer: (text, isDelta) => {
-              if (latestNode !== nodeName || !isDelta) latestPartial = '';
-              latestNode = nodeName;
-              latestPartial = isDelta ? latestPartial + text : text;
-              emit({ type: 'answerText', node: nodeName, text, isDelta, isFinal: false });
-            },
-            emitToolCall: (event) => emit({ type: 'toolCall', node: nodeName, ...event }),
-            emitNodeEvent: (name, data = {}) =>
-              emit({ type: 'nodeEvent', node: nodeName, nodeType: compiled.type, name, data }),
-            warn: (message) => {
-              recorder.warn(message);
-              emit({ type: 'nodeEvent', node: nodeName, nodeType: compiled.type, name: 'warning', data: { message } });
-            },
-            pause: (request) => this.pauseTurn(active, nodeName, request),
-            addTokensGenerated: (count) => {
-              tokensGenerated += count;
-            },
-            random: this.random,
-          };
-          let exit: string | null = null;
-          let failure: string | undefined;
-          try {
-            exit = await node.execute(run);
-            return exit;
-          } catch (nodeError) {
-            failure = nodeError instanceof Error ? nodeError.message : String(nodeError);
-            throw nodeError;
-          } finally {
-            const ms = performance.now() - nodeStarted;
-            nodeDiagnostics.push(recorder.finish({ exit, ms, error: failure }));
-            if (exit !== null) {
-              emit({ type: 'nodeEvent', node: nodeName, nodeType: compiled.type, name: 'completed', data: { exit, ms } });
-            }
-          }
-        },
-      });
-    } catch (caught) {
-      if (caught instanceof PauseTimedOutSignal) {
-        status = 'PauseTimedOut';
-      } else if (signal.aborted) {
-        status = 'Cancelled';
-      } else {
-        status = 'Error';
-        error = isLlamaDialogError(caught)
-          ? caught
-          : new LlamaDialogError('InferenceFailed', caught instanceof Error ? caught.message : String(caught), {
-              cause: caught,
-            });
-      }
-    }
-    if (interaction && this.dialog.current === interaction) this.dialog.endTurn();
-
-    emitFinal();
-
-    let diagnostics: TurnDiagnostics | undefined;
-    if (this.options.enableDiagnostics) {
-      diagnostics = {
-        agentId: this.id,
-        turn: interaction?.turn ?? -1,
-        userText: turn.text,
-        status,
-        startedAt,
-        totalMs: performance.now() - started,
-        steps,
-        tokensGenerated,
-        nodes: nodeDiagnostics,
-      };
-    }
-    // Back to Idle before TurnComplete is visible, so a caller reacting to it can send the next line at once.
-    if (this.active === active) this.active = undefined;
-    if (this.currentState !== 'Destroyed') this.currentState = 'Idle';
-    const complete: TurnCompleteEvent = { type: 'turnComplete', status, tokensGenerated };
-    if (error) complete.error = error;
-    if (diagnostics) complete.diagnostics = diagnostics;
-    emit(complete);
-  }
-
-  private pauseTurn(active: ActiveTurn, nodeName: string, request: PauseRequest): Promise<PauseOutcome> {
-    const signal = active.controller.signal;
-    if (signal.aborted) return Promise.reject(new LlamaDialogError('Aborted', 'turn cancelled'));
-    return new Promise<PauseOutcome>((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      const settle = (): void => {
-        if (timer) clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        active.pause = undefined;
-        if (this.currentState === 'Paused') this.currentState = 'Running';
-      };
-      const onAbort = (): void => {
-        settle();
-        reject(new LlamaDialogError('Aborted', 'turn cancelled while paused'));
-      };
-      active.pause = {
-        resolve: (outcome) => {
-          settle();
-          resolve(outcome);
-        },
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      if (request.timeoutMs > 0) {
-        timer = setTimeout(() => active.pause?.resolve({ kind: 'timedOut' }), request.timeoutMs);
-      }
-      this.currentState = 'Paused';
-      const event: TurnEvent = { type: 'paused', node: nodeName, reason: request.reason, timeoutMs: request.timeoutMs };
-      if (request.toolCall) event.toolCall = request.toolCall;
-      active.turn.push(event);
-    });
-  }
-
-  private inferenceFor(nodeName: string, signal: AbortSignal): NodeInference {
-    const slot = this.slots.get(nodeName);
-    if (!slot) throw new LlamaDialogError('InferenceFailed', `internal: node "${nodeName}" has no model`);
-    const facts = slot.takeCacheFacts();
-    return {
-      model: slot.lease.model,
-      modelId: slot.lease.path,
-      prompts: promptKitFor(slot.lease.model),
-      contextSize: slot.contextSize,
-      cacheFacts: facts,
-      run: (job) =>
-        slot.lease.scheduler.run(async () => {
-          if (signal.aborted) throw new LlamaDialogError('Aborted', 'turn cancelled');
-          return job(await slot.get());
-        }, signal),
-    };
+  private inferenceFor(nodeName: string, signal: AbortSignal): HostedInferencePort {
+    const cache = this.nodeCaches.get(nodeName);
+    if (!cache) throw new LlamaDialogError('InferenceFailed', `internal: node "${nodeName}" has no model`);
+    return inferencePortFor(cache, signal);
   }
 }

@@ -1,19 +1,19 @@
 import { z } from 'zod';
 import { LlamaDialogError, isLlamaDialogError } from '../errors.js';
 import { compileGraph } from '../graph/compile-graph.js';
-import type { CompiledGraph } from '../graph/compiled-graph.js';
+import type { CompiledGraph, CompiledNode } from '../graph/compiled-graph.js';
 import type { GraphNode, NodeDefinition } from '../graph/node-definition.js';
 import { nodeCatalog } from '../graph/node-catalog.js';
-import { describeFirstIssue } from '../graph/zod-issue.js';
+import { describeFirstIssue } from '../util/validation.js';
 import { Agent } from './agent.js';
 import { Dialog } from '../dialog/dialog.js';
 import { parseAgentOptions, type AgentOptions, type ResolvedAgentOptions } from './agent-options.js';
 import { AgentVariables } from './agent-variables.js';
-import { engineModelLoader } from './default-model-loader.js';
-import { ModelRegistry, type LoadedModelStatus, type ModelCatalogEntry, type ModelLease } from './model-registry.js';
-import type { ModelLoader } from './model-port.js';
-import { NodeContextSlot } from './node-context-slot.js';
-import { promptKitFor } from './model-prompt-kit.js';
+import { engineModelLoader } from '../host/model-loader.js';
+import { ModelRegistry, type LoadedModelStatus, type ModelCatalogEntry, type ModelLease } from '../host/model-registry.js';
+import type { ModelLoader } from '../host/model-loader.js';
+import { NodeCache } from '../host/node-cache.js';
+import { inferencePortFor } from '../host/inference-port.js';
 import { defaultRuntimeSettings, type RuntimeSettings } from './runtime-settings.js';
 import type { StringStorage } from './string-storage.js';
 
@@ -134,9 +134,9 @@ export class Session {
     });
     const variables = new AgentVariables(resolved.variables);
     const leases = new Map<string, ModelLease>();
-    const slots = new Map<string, NodeContextSlot>();
+    const nodeCaches = new Map<string, NodeCache>();
     const cleanup = async (): Promise<void> => {
-      await Promise.all([...slots.values()].map((slot) => slot.dispose()));
+      await Promise.all([...nodeCaches.values()].map((cache) => cache.dispose()));
       await Promise.all([...leases.values()].map((lease) => lease.release()));
     };
     try {
@@ -148,7 +148,7 @@ export class Session {
       for (const node of graph.nodes.values()) {
         if (!node.modelReference) continue;
         const lease = leases.get(node.modelReference) as ModelLease;
-        slots.set(node.name, this.createSlot(node.name, node.params, lease, resolved));
+        nodeCaches.set(node.name, this.createNodeCache(node, lease, resolved));
       }
       this.agentCounter += 1;
       const id = `agent-${this.agentCounter}`;
@@ -159,7 +159,7 @@ export class Session {
         id,
         graph,
         nodes,
-        slots,
+        nodeCaches,
         leases: [...leases.values()],
         options: resolved,
         settings: this.settings,
@@ -169,9 +169,9 @@ export class Session {
         onDestroyed: (destroyed) => this.agents.delete(destroyed.id),
       });
       if (resolved.kvCacheInitialization !== 'DeferAllocation') {
-        await Promise.all([...slots.values()].map((slot) => slot.get()));
+        await Promise.all([...nodeCaches.values()].map((cache) => cache.get()));
       }
-      if (resolved.kvCacheInitialization === 'Prefill') await this.prefill(graph, nodes, slots, variables, resolved.maintainDialogueHistory);
+      if (resolved.kvCacheInitialization === 'Prefill') await this.prefill(graph, nodes, nodeCaches, variables, resolved.maintainDialogueHistory);
       if (this.phase !== 'Active') {
         await agent.destroy();
         throw new LlamaDialogError('SessionNotReady', 'the session closed while the agent was being created');
@@ -287,32 +287,19 @@ export class Session {
     return this.sessionOptions;
   }
 
-  private createSlot(
-    nodeName: string,
-    params: Readonly<Record<string, unknown>>,
-    lease: ModelLease,
-    options: ResolvedAgentOptions,
-  ): NodeContextSlot {
+  private createNodeCache(node: CompiledNode, lease: ModelLease, options: ResolvedAgentOptions): NodeCache {
+    const { name: nodeName, params, definition } = node;
     const trained = lease.model.info.trainedContextSize;
     const requested = typeof params.contextSize === 'number' ? params.contextSize : 0;
     const contextSize = requested > 0 ? requested : trained;
-    const maxTokens = typeof params.maxTokens === 'number' ? params.maxTokens : undefined;
-    if (maxTokens !== undefined && maxTokens >= contextSize) {
-      throw new LlamaDialogError(
-        'GraphCompilationFailed',
-        `graph compilation failed: node "${nodeName}": maxTokens ${maxTokens} must be less than contextSize ${contextSize}`,
-      );
-    }
-    return new NodeContextSlot(lease, contextSize, options.engine);
+    const problem = definition.checkSizes?.(params, { contextSize });
+    if (problem) throw new LlamaDialogError('GraphCompilationFailed', `graph compilation failed: node "${nodeName}": ${problem}`);
+    return new NodeCache(lease, contextSize, options.engine);
   }
 
   private declareGraphVariables(graph: CompiledGraph, variables: AgentVariables): void {
     for (const node of graph.nodes.values()) {
-      const written: string[] = [];
-      const { attributes, variable } = node.params;
-      if (node.type === 'ClassifyAttributesLLM' && attributes && typeof attributes === 'object') written.push(...Object.keys(attributes));
-      if (node.type === 'ClassifyIntentLLM' && typeof variable === 'string') written.push(variable);
-      for (const name of written) {
+      for (const name of node.definition.writesVariables?.(node.params) ?? []) {
         try {
           variables.declare(name, '');
         } catch (error) {
@@ -329,25 +316,18 @@ export class Session {
   private async prefill(
     graph: CompiledGraph,
     nodes: ReadonlyMap<string, GraphNode>,
-    slots: ReadonlyMap<string, NodeContextSlot>,
+    nodeCaches: ReadonlyMap<string, NodeCache>,
     variables: AgentVariables,
     maintainDialogueHistory: boolean,
   ): Promise<void> {
     for (const [name, node] of nodes) {
-      const slot = slots.get(name);
-      if (!slot || !node.prefill) continue;
+      const cache = nodeCaches.get(name);
+      if (!cache || !node.prefill) continue;
       await node.prefill({
         params: (graph.nodes.get(name) as { params: Readonly<Record<string, unknown>> }).params,
         variables,
         maintainDialogueHistory,
-        inference: {
-          model: slot.lease.model,
-          modelId: slot.lease.path,
-          prompts: promptKitFor(slot.lease.model),
-          contextSize: slot.contextSize,
-          cacheFacts: slot.takeCacheFacts(),
-          run: (job) => slot.lease.scheduler.run(async () => job(await slot.get())),
-        },
+        inference: inferencePortFor(cache),
       });
     }
   }

@@ -1,6 +1,6 @@
 import { cpus, loadavg } from 'node:os';
-import { readGgufFile } from '../engine/gguf-reader.js';
-import { elementCount } from '../engine/gguf-types.js';
+import { readGgufFile } from '../gguf/gguf-reader.js';
+import { elementCount } from '../gguf/gguf-types.js';
 import type { BenchEnvironment } from './bench-result.js';
 import type { Workload } from './workloads.js';
 

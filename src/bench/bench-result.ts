@@ -158,7 +158,7 @@ export interface LlamaBenchFloor {
   highestPairedRatio: number;
 }
 
-/** One of the goals, checked against this run. */
+/** One of the benchmark's targets, checked against this run. */
 export interface GoalCheck {
   goal: string;
   value: number | null;

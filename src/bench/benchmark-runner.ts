@@ -3,7 +3,7 @@ import type { BenchEnvironment, BenchReport, StrategyResult, TurnMetrics } from 
 import type { BenchStrategy } from './bench-strategy.js';
 import { CpuContentionMeter } from './cpu-contention-meter.js';
 import { PairedFloorSampler, type FloorOutcome } from './paired-floor-sampler.js';
-import { ProgressBar, type ProgressStream } from './progress-bar.js';
+import { ProgressBar, type ProgressStream } from '../util/progress-bar.js';
 import { baselineRatios, checkGoals, summarizeTurns, withIdealEvaluation } from './strategy-summary.js';
 import type { Workload } from './workloads.js';
 
@@ -37,7 +37,7 @@ export interface BenchmarkRunOptions {
 
 /**
  * Runs every strategy over the workload's lines and builds the report: per-turn figures, summaries, ideal
- * evaluated tokens, ratios of ours against each baseline, the llama-bench floor and the issue's goals.
+ * evaluated tokens, ratios of ours against each baseline, the llama-bench floor and the benchmark's targets.
  * Model loading and context creation are not timed; a turn is timed from sending the line to its end.
  */
 export async function runBenchmark(options: BenchmarkRunOptions): Promise<BenchReport> {

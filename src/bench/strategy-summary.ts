@@ -99,7 +99,7 @@ export function baselineRatios(ours: StrategyResult, baselines: readonly Strateg
 }
 
 /**
- * The issue's goals for this run. The evaluated-tokens limit against node-llama-cpp is 0.5× from 200 turns
+ * The benchmark's targets for this run. The evaluated-tokens limit against node-llama-cpp is 0.5× from 200 turns
  * on (long conversations, where re-reads dominate) and 0.7× below.
  */
 export function checkGoals(

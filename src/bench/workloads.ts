@@ -7,7 +7,7 @@ import {
   BLACKSMITH_SYSTEM_PROMPT,
   BLACKSMITH_VERSION,
 } from './blacksmith-v1.js';
-import { seededRandom } from './seeded-random.js';
+import { seededRandom } from '../util/seeded-random.js';
 
 /** Names of the fixed workloads. */
 export const WORKLOAD_NAMES = ['default', 'long', 'summary'] as const;

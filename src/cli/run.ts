@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { isLlamaDialogError, LlamaDialogError } from '../errors.js';
 import { ExitCode, type CliCommand, type CliIo, type ExitCodeValue } from './command.js';
+import { describeIssue } from '../util/validation.js';
 import { commands as allCommands } from './commands/index.js';
 
 const USAGE_HEADER = 'Usage: llama-dialog <command> [options]   (llama-dialog <command> --help for its options)';
@@ -72,10 +73,7 @@ export function parseCommandLine(command: CliCommand, args: readonly string[]): 
   }
   const parsed = command.schema.safeParse({ ...values });
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => {
-      const flag = issue.path.length > 0 ? `--${issue.path.join('.')}` : 'options';
-      return `${flag}: ${issue.message}`;
-    });
+    const problems = parsed.error.issues.map((issue) => describeIssue(issue, { prefix: '--', indexes: 'dots', root: 'options' }));
     throw new LlamaDialogError('InvalidArgument', problems.join('; '), { cause: parsed.error });
   }
   return parsed.data;

@@ -1,6 +1,7 @@
-import type { CacheFacts } from '../graph/node-run-context.js';
+import type { CacheFacts } from './cache-facts.js';
 import type { ProjectionDiagnostics } from '../prompt/node-prompt-projector.js';
-import type { CacheMissCause, NodeCacheDiagnostics } from './turn-diagnostics.js';
+import { projectionMissCause, type CacheMissCause } from './cache-reuse.js';
+import type { NodeCacheDiagnostics } from './turn-diagnostics.js';
 
 /**
  * Explains a node's cache figures for one prompt: a miss is any turn where the KV cache could not keep the node's
@@ -9,13 +10,13 @@ import type { CacheMissCause, NodeCacheDiagnostics } from './turn-diagnostics.js
  */
 export function explainCache(
   figures: { reused: number; evaluated: number },
-  projection: Pick<ProjectionDiagnostics, 'reusablePrefixTokens' | 'cacheMissCause'> | undefined,
+  projection: Pick<ProjectionDiagnostics, 'reusablePrefixTokens' | 'trimmed' | 'changes'> | undefined,
   facts: CacheFacts,
 ): NodeCacheDiagnostics {
   const expectedReuse = projection?.reusablePrefixTokens ?? 0;
   const causes: CacheMissCause[] = [];
   if (facts.released) causes.push('cacheReleased');
-  const projected = projection?.cacheMissCause ?? null;
+  const projected = projection ? projectionMissCause(projection) : null;
   // The projector itself names param changes that re-frame the prompt (systemPromptChanged, templateChanged).
   if (projected !== null) causes.push(projected);
   else if (facts.firstUse && !projection) causes.push('firstTurn');

@@ -1,38 +1,40 @@
-import type {
-  NodeCacheDiagnostics,
-  NodeDiagnostics,
-  NodeInputDiagnostics,
-  NodeOutputDiagnostics,
-  NodeTimingDiagnostics,
-} from './turn-diagnostics.js';
+import type { InferenceRecord, NodeOutputDiagnostics, NodeStepDiagnostics } from '../graph/node-step-diagnostics.js';
+import type { CacheFacts } from './cache-facts.js';
+import { explainCache } from './cache-miss.js';
+import type { NodeDiagnostics } from './turn-diagnostics.js';
+
+/** Facts for a step that never asked the host for a port (it cannot have inference records either). */
+const NO_FACTS: CacheFacts = { firstUse: false, released: false };
 
 /**
  * Collects the diagnostics of one node step. When diagnostics are off, `enabled` is false and every method does
  * nothing, so nodes can call it unconditionally and skip only expensive preparation.
  */
-export class NodeDiagnosticsRecorder {
+export class NodeDiagnosticsRecorder implements NodeStepDiagnostics {
   readonly enabled: boolean;
   private readonly entry: NodeDiagnostics;
+  private cacheFacts: CacheFacts = NO_FACTS;
 
   constructor(enabled: boolean, node: { name: string; type: string; step: number }) {
     this.enabled = enabled;
     this.entry = { name: node.name, type: node.type, step: node.step, exit: null, ms: 0, warnings: [] };
   }
 
-  setInput(input: NodeInputDiagnostics): void {
-    if (this.enabled) this.entry.input = input;
+  /** @internal The host's facts about the node's cache since its previous run, to explain a miss. */
+  useCacheFacts(facts: CacheFacts): void {
+    this.cacheFacts = facts;
   }
 
-  setCache(cache: NodeCacheDiagnostics): void {
-    if (this.enabled) this.entry.cache = cache;
+  recordInference(record: InferenceRecord): void {
+    if (!this.enabled) return;
+    this.entry.input = record.input;
+    this.entry.cache = explainCache(record.reuse, record.projection, this.cacheFacts);
+    if (record.output) this.entry.output = record.output;
+    if (record.timings) this.entry.timings = record.timings;
   }
 
-  setOutput(output: NodeOutputDiagnostics): void {
+  recordOutput(output: NodeOutputDiagnostics): void {
     if (this.enabled) this.entry.output = output;
-  }
-
-  setTimings(timings: NodeTimingDiagnostics): void {
-    if (this.enabled) this.entry.timings = timings;
   }
 
   addData(data: Record<string, unknown>): void {
@@ -43,7 +45,7 @@ export class NodeDiagnosticsRecorder {
     if (this.enabled) this.entry.warnings.push(message);
   }
 
-  /** @internal Called by the agent when the step ends. */
+  /** @internal Called by the turn runner when the step ends. */
   finish(result: { exit: string | null; ms: number; error?: string }): NodeDiagnostics {
     this.entry.exit = result.exit;
     this.entry.ms = result.ms;

@@ -2,41 +2,17 @@
  * Per-turn diagnostics (SPEC §7): plain JSON, produced only when the agent has `enableDiagnostics`.
  */
 
-import type { CacheMissCause as ProjectionCacheMissCause } from '../prompt/node-prompt-projector.js';
+import type { CacheMissCause } from './cache-reuse.js';
+import type {
+  NodeInputDiagnostics,
+  NodeOutputDiagnostics,
+  NodeTimingDiagnostics,
+  PromptMessageDiagnostics,
+} from '../graph/node-step-diagnostics.js';
 
-/**
- * Why a node's KV cache could not reuse its previous prompt + reply: the projector's causes (firstTurn, trim,
- * newSummary, systemPromptChanged, historyEdited, templateChanged, previousTurnNotReplayed) plus `cacheReleased`
- * (releaseCache) and `unknown`.
- */
-export type CacheMissCause = ProjectionCacheMissCause | 'cacheReleased' | 'unknown';
+export type { NodeInputDiagnostics, NodeOutputDiagnostics, NodeTimingDiagnostics, PromptMessageDiagnostics };
 
-/** One message of a prompt exactly as the model received it. */
-export interface PromptMessageDiagnostics {
-  role: string;
-  content: string;
-  /** Tokens this message takes in the decoded prompt (template markup included). */
-  tokens: number;
-}
-
-export interface NodeInputDiagnostics {
-  prompt: PromptMessageDiagnostics[];
-  promptTokens: number;
-  /** contextSize − maxTokens. */
-  budget: number;
-  contextSize: number;
-  turnsTrimmed: number;
-  /** Dialog turn (0-based) of the earliest earlier turn in the prompt, null when none. */
-  firstTurnInPrompt: number | null;
-  historyTurnsInPrompt: number;
-  /** The summary appended to the system message, if any. */
-  summaryUsed: { node: string; coversThroughTurn: number; writtenInTurn: number } | null;
-  /** Chat template in use (e.g. `gguf`, `builtin:chatml`). */
-  template: string;
-  segmentCacheUsed: boolean;
-  /** True when the chat template is not prefix-stable and whole prompts are rendered. */
-  fallbackToWholePrompt: boolean;
-}
+export type { CacheMissCause };
 
 export interface NodeCacheDiagnostics {
   /** Tokens kept from the KV cache. */
@@ -48,18 +24,6 @@ export interface NodeCacheDiagnostics {
   miss: boolean;
   /** Likely causes, most specific first; empty when there was no miss. */
   causes: CacheMissCause[];
-}
-
-export interface NodeOutputDiagnostics {
-  text: string;
-  tokens: number;
-  stopReason: string;
-}
-
-export interface NodeTimingDiagnostics {
-  promptMs: number;
-  firstTokenMs: number;
-  generateMs: number;
 }
 
 export interface NodeDiagnostics {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LlamaDialogError } from '../errors.js';
+import { describeIssue } from '../util/validation.js';
 import type { Interaction } from './interaction.js';
 
 /** Current snapshot format version; imports accept exactly the versions listed in {@link parseDialogSnapshot}. */
@@ -118,7 +119,5 @@ export function parseInteractionInputs(value: unknown): InteractionInputParsed[]
 
 function firstIssue(error: z.ZodError): string {
   const issue = error.issues[0];
-  if (issue === undefined) return 'unknown problem';
-  const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)';
-  return `${path}: ${issue.message}`;
+  return issue === undefined ? 'unknown problem' : describeIssue(issue, { indexes: 'dots', root: '(root)' });
 }

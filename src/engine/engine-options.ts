@@ -3,17 +3,12 @@
  * helper that turns a validation failure into LlamaDialogError('InvalidArgument').
  */
 import { z } from 'zod';
-import { LlamaDialogError } from '../errors.js';
+import { KV_CACHE_TYPES } from './types.js';
+import { describeFirstIssue, parseOrThrow } from '../util/validation.js';
 
 /** Parses `value` with `schema`; the first issue becomes the message, the ZodError the cause. */
 export function parseOptions<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-  throw new LlamaDialogError('InvalidArgument', `invalid ${what}: ${where}${issue?.message ?? 'invalid value'}`, {
-    cause: parsed.error,
-  });
+  return parseOrThrow(schema, value, 'InvalidArgument', (error) => `invalid ${what}: ${describeFirstIssue(error, '', { indexes: 'dots' })}`);
 }
 
 export const loadModelOptionsSchema = z
@@ -30,7 +25,7 @@ export const contextOptionsSchema = z
     contextSize: z.number().int().min(0).max(16_777_216),
     batchSize: z.number().int().min(1).max(65_536).optional(),
     threads: z.number().int().min(1).max(512).optional(),
-    kvCacheType: z.enum(['f16', 'q8_0', 'q4_0']).optional(),
+    kvCacheType: z.enum(KV_CACHE_TYPES).optional(),
     flashAttention: z.union([z.boolean(), z.literal('auto')]).optional(),
   })
   .strict()

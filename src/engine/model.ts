@@ -4,7 +4,7 @@ import { LlamaDialogError } from '../errors.js';
 import { callNative, callNativeSync, type NativeModelHandle } from '../native/binding.js';
 import { Context } from './context.js';
 import { contextOptionsSchema, parseOptions } from './engine-options.js';
-import type { ModelInfo, TokenizeOptions, Tokenizer } from './types.js';
+import type { KvCacheType, ModelInfo, TokenizeOptions, Tokenizer } from './types.js';
 
 export interface CreateContextOptions {
   /** KV cache size in tokens; 0 = the model's trained context size. */
@@ -14,7 +14,7 @@ export interface CreateContextOptions {
   /** CPU threads for prompt and generation. Default min(4, available cores). */
   threads?: number;
   /** KV cache precision. Default 'f16'; quantized types need flash attention. */
-  kvCacheType?: 'f16' | 'q8_0' | 'q4_0';
+  kvCacheType?: KvCacheType;
   /** Default 'auto' (llama.cpp enables it where the backend supports it). */
   flashAttention?: boolean | 'auto';
 }

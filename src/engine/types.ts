@@ -1,7 +1,12 @@
 /**
- * Shapes of the engine layer (Model / Context), shared by the prompt, graph and agent layers.
+ * Shapes of the engine layer (Model / Context), shared by the prompt, graph, host and agent layers.
  * The classes in src/engine implement them over the native addon; pure-logic tests may fake them.
  */
+import { NATIVE_KV_CACHE_TYPES } from '../native/binding.js';
+
+/** KV cache element types a context may use (the one list; option schemas derive their enums from it). */
+export const KV_CACHE_TYPES = NATIVE_KV_CACHE_TYPES;
+export type KvCacheType = (typeof KV_CACHE_TYPES)[number];
 
 /** Facts about a loaded model, read from its GGUF metadata. */
 export interface ModelInfo {
@@ -37,18 +42,25 @@ export interface Tokenizer {
   detokenize(tokens: Int32Array, options?: { renderSpecial?: boolean }): string;
 }
 
-/** Sampling settings; temperature 0 means greedy. */
+/** Sampling settings; an unset field takes the sampler's default (native/sampler.h), given here. */
 export interface SamplingOptions {
+  /** Default 0.8; 0 or less = greedy. */
   temperature?: number;
+  /** Default 40; 0 or less = off. */
   topK?: number;
+  /** Default 0.95; 1 or more = off. */
   topP?: number;
+  /** Default 0.05; 0 or less = off. */
   minP?: number;
+  /** Default 1.0 (no penalty). */
   repeatPenalty?: number;
   /** How many recent tokens the penalties look at (default 64). */
   penaltyLastN?: number;
+  /** Default 0. */
   presencePenalty?: number;
+  /** Default 0. */
   frequencyPenalty?: number;
-  /** 0 = random seed. */
+  /** Default 0 = a random seed. */
   seed?: number;
 }
 
@@ -101,5 +113,26 @@ export interface InferenceContext {
   saveState(): Promise<Uint8Array>;
   loadState(bytes: Uint8Array, tokens: Int32Array): Promise<void>;
   release(): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/** Settings of one per-node context, as the runtime asks the engine for it. */
+export interface RuntimeContextOptions {
+  /** Tokens; already resolved (never 0 here). */
+  contextSize: number;
+  batchSize?: number;
+  threads?: number;
+  kvCacheType?: KvCacheType;
+}
+
+/**
+ * The model port: the narrow slice of a loaded model that model hosting and the graph runtime use. The engine's
+ * `Model` class satisfies it structurally; unit tests pass a fake. Keeping it this small is what lets the graph
+ * runtime be tested without the addon.
+ */
+export interface RuntimeModel extends Tokenizer {
+  readonly info: ModelInfo;
+  isEndOfGeneration(token: number): boolean;
+  createContext(options: RuntimeContextOptions): Promise<InferenceContext>;
   dispose(): Promise<void>;
 }

@@ -2,7 +2,7 @@ import { LlamaDialogError } from '../errors.js';
 import type { CompiledGraph, CompiledNode } from './compiled-graph.js';
 import { graphSchema } from './graph-schema.js';
 import type { NodeDefinition } from './node-definition.js';
-import { describeFirstIssue } from './zod-issue.js';
+import { describeFirstIssue } from '../util/validation.js';
 
 export interface CompileGraphOptions {
   /** Node types the graph may use, by type name. */

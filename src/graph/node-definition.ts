@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import type { CompiledNode } from './compiled-graph.js';
-import type { AgentVariables } from '../agent/agent-variables.js';
-import type { NodeInference, NodeRunContext } from './node-run-context.js';
+import type { VariableStore } from './variable-store.js';
+import type { InferencePort } from './inference-port.js';
+import type { NodeRunContext } from './node-run-context.js';
 
 /** A node as it runs inside one agent: created from its frozen definition, may keep per-agent state. */
 export interface GraphNode {
@@ -19,10 +20,16 @@ export interface GraphNode {
 /** What a node gets for prefilling its cache. */
 export interface NodePrefillContext {
   readonly params: Readonly<Record<string, unknown>>;
-  readonly inference: NodeInference;
-  readonly variables: AgentVariables;
+  readonly inference: InferencePort;
+  readonly variables: VariableStore;
   /** The agent's `maintainDialogueHistory` (fixed for its life). */
   readonly maintainDialogueHistory: boolean;
+}
+
+/** Sizes a node's params are checked against once its model is known (agent creation). */
+export interface NodeSizeContext {
+  /** The node's context size, resolved (its `contextSize` param, or the model's trained size when 0). */
+  contextSize: number;
 }
 
 /** Facts the compiler hands to a node definition's extra checks. */
@@ -54,6 +61,13 @@ export interface NodeDefinition<P extends Record<string, unknown> = Record<strin
   readonly finalizesAnswer?: boolean;
   /** Extra semantic checks after the schema; returns the first problem or undefined. */
   check?(params: P, context: NodeCheckContext): string | undefined;
+  /**
+   * Checks the params against the node's resolved context size (e.g. the reply must fit); returns the first problem
+   * or undefined. Agent creation fails with GraphCompilationFailed on a problem.
+   */
+  checkSizes?(params: P, context: NodeSizeContext): string | undefined;
+  /** Agent variables (strings) the node writes; declared at agent creation so templates can read them. */
+  writesVariables?(params: P): readonly string[];
   /** Creates the node's per-agent instance (called once per agent). */
   create(node: CompiledNode): GraphNode;
 }

@@ -1,12 +1,15 @@
+/*
+ * The node contract: what a node may use while it runs. The graph declares it in its own terms (a variable store,
+ * an inference port, a diagnostics recorder, its events) and imports nothing above it; the agent's TurnRunner
+ * builds one per node step.
+ */
 import type { Dialog } from '../dialog/dialog.js';
-import type { Interaction } from '../dialog/interaction.js';
-import type { InferenceContext } from '../engine/types.js';
-import type { ModelPromptKit } from '../agent/model-prompt-kit.js';
-import type { AgentVariables } from '../agent/agent-variables.js';
-import type { RuntimeModel } from '../agent/model-port.js';
-import type { ToolCallDisposition, ToolCallEvent } from '../agent/turn-events.js';
-import type { NodeDiagnosticsRecorder } from '../diag/node-diagnostics-recorder.js';
+import type { Interaction, ToolCallDisposition } from '../dialog/interaction.js';
+import type { InferencePort } from './inference-port.js';
 import type { GraphNode } from './node-definition.js';
+import type { ToolCallEvent } from './node-events.js';
+import type { NodeStepDiagnostics } from './node-step-diagnostics.js';
+import type { VariableStore } from './variable-store.js';
 
 /** How a pause ended (cancellation is thrown as an Aborted error instead). */
 export type PauseOutcome = { kind: 'resumed'; payload: unknown } | { kind: 'timedOut' };
@@ -16,36 +19,6 @@ export interface PauseRequest {
   /** 0 = wait forever. */
   timeoutMs: number;
   toolCall?: { callId: string; name: string; arguments: unknown; disposition: ToolCallDisposition };
-}
-
-/**
- * A node's model and KV cache for this agent. Every call runs in the model's FIFO queue, with the turn's abort
- * signal, on this node's own context (created on first use when the agent defers allocation).
- */
-export interface NodeInference {
-  readonly model: RuntimeModel;
-  /** Identity of the model (its resolved file path): replies carry it so their token ids can be replayed. */
-  readonly modelId: string;
-  /** Chat template renderer and token cache shared by the nodes of this model. */
-  readonly prompts: ModelPromptKit;
-  /** Resolved context size (tokens). */
-  readonly contextSize: number;
-  /** Waits for the model, then runs `job` on this node's context. */
-  run<T>(job: (context: InferenceContext) => Promise<T>): Promise<T>;
-  /** Facts the diagnostics use to explain a cache miss, gathered since this node last ran. */
-  readonly cacheFacts: CacheFacts;
-}
-
-/** What happened to a node's cache inputs since its previous run. */
-export interface CacheFacts {
-  /** The node never decoded anything yet (or only a prefill). */
-  firstUse: boolean;
-  /** `releaseCache()` was called since the node last ran. */
-  released: boolean;
-  /** Seed / edit / import changed the dialog since the node last ran. */
-  historyEdited: boolean;
-  /** Params changed through changeParam since the node last ran (e.g. systemPrompt, template). */
-  changedParams: readonly string[];
 }
 
 /** Settings of the agent a node may read. */
@@ -58,7 +31,7 @@ export interface AgentSettings {
   readonly maxInputLength: number;
 }
 
-/** Everything a node may use while it runs once. Built by the agent for each step. */
+/** Everything a node may use while it runs once. Built by the agent's TurnRunner for each step. */
 export interface NodeRunContext {
   readonly node: GraphNode;
   /** The node's current params (changeParam replaces them between turns or while paused). */
@@ -67,7 +40,7 @@ export interface NodeRunContext {
   readonly step: number;
   readonly signal: AbortSignal;
   readonly settings: AgentSettings;
-  readonly variables: AgentVariables;
+  readonly variables: VariableStore;
   /** The agent's dialog; its current (last) interaction is this turn. Nodes record replies, calls, etc. in it. */
   readonly dialog: Dialog;
   /** This turn's interaction (read-only view; mutate through `dialog`). */
@@ -75,9 +48,9 @@ export interface NodeRunContext {
   /** The text a node answers: the user's line, or the named input slot (undefined when that slot is not set). */
   input(slotName?: string | null): string | undefined;
   /** Diagnostics of this node step (no-op when diagnostics are off). */
-  readonly diagnostics: NodeDiagnosticsRecorder;
-  /** The node's model and cache. @throws when the node type does not use a model. */
-  inference(): NodeInference;
+  readonly diagnostics: NodeStepDiagnostics;
+  /** The node's model and cache, asked for work through the host. @throws when the node type does not use a model. */
+  inference(): InferencePort;
   emitAnswer(text: string, isDelta: boolean): void;
   emitToolCall(event: Omit<ToolCallEvent, 'type' | 'node'>): void;
   emitNodeEvent(name: string, data?: Record<string, unknown>): void;

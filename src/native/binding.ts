@@ -1,16 +1,35 @@
 /**
  * Typed surface of the native addon (native/addon.cpp) and the one place where its errors become
  * {@link LlamaDialogError}s. Only src/engine talks to these handles; users see Model and Context.
+ * The shapes here are the addon's own (what native/*.cpp reads and writes); the engine's public types are built
+ * on them, never the other way round, so this file imports nothing above it.
  */
 import { ErrorCode, LlamaDialogError } from '../errors.js';
-import type { GenerateTimings, ModelInfo, SamplingOptions, StopReason } from '../engine/types.js';
 
-export interface NativeModelInfo extends ModelInfo {
+/** GGUF metadata as native/model.cpp reports it. */
+export interface NativeModelInfo {
+  architecture: string;
+  trainedContextSize: number;
+  vocabSize: number;
+  embeddingSize: number;
+  layers: number;
+  heads: number;
+  kvHeads: number;
+  parameterCount: number;
+  fileSize: number;
+  chatTemplate: string | null;
+  /** Special token ids; -1 when the vocabulary has none. */
+  bos: number;
+  eos: number;
+  eot: number;
+  vocabOnly: boolean;
   /** The vocabulary asks for BOS at the start of a sequence. */
   addBos: boolean;
 }
 
-export type NativeKvCacheType = 'f16' | 'q8_0' | 'q4_0';
+/** KV cache element types the addon accepts (native/context.cpp); the engine's `KvCacheType` is this list. */
+export const NATIVE_KV_CACHE_TYPES = ['f16', 'q8_0', 'q4_0'] as const;
+export type NativeKvCacheType = (typeof NATIVE_KV_CACHE_TYPES)[number];
 export type NativeFlashAttention = 'auto' | 'on' | 'off';
 
 export interface NativeContextSettings {
@@ -29,18 +48,42 @@ export interface NativeEvaluateResult {
   ms: number;
 }
 
+/** Sampler settings native/sampler.h reads; an unset field takes the sampler's default. */
+export interface NativeSamplingOptions {
+  temperature?: number;
+  topK?: number;
+  topP?: number;
+  minP?: number;
+  repeatPenalty?: number;
+  penaltyLastN?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  seed?: number;
+}
+
+export type NativeStopReason = 'eog' | 'stopString' | 'maxTokens' | 'aborted';
+
+export interface NativeGenerateTimings {
+  promptReused: number;
+  promptEvaluated: number;
+  promptMs: number;
+  firstTokenMs: number;
+  generateMs: number;
+  tokensGenerated: number;
+}
+
 export interface NativeGenerateRequest {
   prompt: Int32Array;
   maxTokens: number;
-  sampling: SamplingOptions;
+  sampling: NativeSamplingOptions;
   stop: string[];
 }
 
 export interface NativeGenerateResult {
   text: string;
   tokens: Int32Array;
-  stopReason: StopReason;
-  timings: GenerateTimings;
+  stopReason: NativeStopReason;
+  timings: NativeGenerateTimings;
 }
 
 export interface NativeModelHandle {
@@ -81,7 +124,24 @@ export interface NativeAddon {
   /** 1 debug, 2 info, 3 warn, 4 error, 5 silent (default). */
   setLogLevel(level: number): void;
   setLogCallback(callback: ((level: number, text: string) => void) | null): void;
+  /** llama.cpp's one-line system report (backends and their features). */
   systemInfo(): string;
+  /** True when ggml's backends are run-time modules (prebuilt packages); false for a static source build. */
+  readonly dynamicBackends: boolean;
+  /** Lets ggml load every backend module in `dir`, the best CPU variant by CPUID among them. */
+  loadBackendsFrom(dir: string): { dynamic: boolean; loaded: { backend: string; path: string }[]; errors: string[] };
+  /** Loads one backend module file; `backend` is its registry name, or null with `error` saying why. */
+  loadBackendFile(path: string): { backend: string | null; error: string | null };
+  /** null when the dynamic linker can load `soname`, else its error text. */
+  probeLibrary(soname: string): string | null;
+  /** The registered backends, their devices and (for the CPU) the instruction-set features in use. */
+  listBackends(): NativeBackendInfo[];
+}
+
+export interface NativeBackendInfo {
+  name: string;
+  devices: { name: string; description: string; type: string }[];
+  features: Record<string, string>;
 }
 
 const knownCodes = new Set<number>(Object.values(ErrorCode));

@@ -21,12 +21,18 @@ export {
   type TranscriptLabels,
 } from './rolling-summary.js';
 export { SUMMARY_LABEL_END, SUMMARY_LABEL_START, formatSummaryForSystem } from './summary-label.js';
+export {
+  DEFAULT_TOOL_RESULT_TOKEN_LIMIT,
+  resolveProjectionSettings,
+  type ProjectionSettings,
+  type ProjectionSettingsInput,
+} from './projection-settings.js';
 export { DEFAULT_TEMPLATE_PLACEMENT, buildTemplateView, renderTurnTemplate, type TemplatePlacement } from './turn-template.js';
 export {
   NodePromptProjector,
   defaultToolCallFormat,
-  type CacheMissCause,
   type NodePromptProjectorOptions,
+  type ProjectionChanges,
   type ProjectOptions,
   type ProjectionDiagnostics,
   type PromptProjection,

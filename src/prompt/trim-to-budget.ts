@@ -38,3 +38,43 @@ export function trimToBudget(input: TrimInput): TrimDecision {
   }
   return { dropCount, promptTokens: total, trimmed: dropCount > 0, fixedPartOverBudget: fixedTokens > budget };
 }
+
+/** One assembly of the prompt from a first kept history turn on, with what trimming needs to know of it. */
+export interface TrimCandidate {
+  /** Exact prompt tokens of this assembly. */
+  promptTokens: number;
+  /** Tokens never dropped (system message, current turn, scaffolding). */
+  fixedTokens: number;
+  /** Tokens of each history turn in it, oldest first. */
+  turnTokens: readonly number[];
+}
+
+/**
+ * Trims a prompt whose history runs from turn `start` to before `currentTurn`: {@link trimToBudget} on the exact
+ * counts of the untrimmed assembly, then settling on exact counts, since the scaffolding of the new first turn may
+ * differ by a token or two from the estimate. `assembleFrom(firstKept)` assembles the prompt from that turn on.
+ * @returns the first kept turn and its assembly (the untrimmed one when the prompt fits).
+ */
+export function trimHistoryToBudget<T extends TrimCandidate>(options: {
+  start: number;
+  currentTurn: number;
+  budget: number;
+  trimTarget: number;
+  assembleFrom(firstKept: number): T;
+}): { firstKept: number; assembly: T; promptTokensBeforeTrim: number } {
+  const { start, currentTurn, budget, trimTarget, assembleFrom } = options;
+  let firstKept = start;
+  let assembly = assembleFrom(firstKept);
+  const promptTokensBeforeTrim = assembly.promptTokens;
+  if (assembly.promptTokens <= budget) return { firstKept, assembly, promptTokensBeforeTrim };
+  const decision = trimToBudget({ fixedTokens: assembly.fixedTokens, turnTokens: assembly.turnTokens, budget, trimTarget });
+  if (decision.dropCount > 0) {
+    firstKept = start + decision.dropCount;
+    assembly = assembleFrom(firstKept);
+  }
+  while (firstKept > start && assembly.promptTokens > trimTarget && firstKept < currentTurn) {
+    firstKept++;
+    assembly = assembleFrom(firstKept);
+  }
+  return { firstKept, assembly, promptTokensBeforeTrim };
+}

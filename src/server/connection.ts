@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { LlamaDialogError, isLlamaDialogError } from '../errors.js';
 import { Session, type SessionHostOptions } from '../agent/session.js';
-import { describeFirstIssue } from '../graph/zod-issue.js';
+import { describeFirstIssue } from '../util/validation.js';
 import { tokenMatches } from './connection-access.js';
 import { FrameDecoder, decodeFramePayload, encodeFrame } from './frame-codec.js';
 import {

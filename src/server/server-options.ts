@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LlamaDialogError } from '../errors.js';
 import type { SessionHostOptions } from '../agent/session.js';
-import { describeFirstIssue } from '../graph/zod-issue.js';
+import { describeFirstIssue } from '../util/validation.js';
 import { isLoopbackHost } from './connection-access.js';
 
 /**

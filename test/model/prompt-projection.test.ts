@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Dialog } from '../../src/dialog/dialog.js';
 import type { Model } from '../../src/engine/model.js';
 import { ChatTemplateRenderer } from '../../src/prompt/chat-template-renderer.js';
+import { projectionMissCause } from '../../src/diag/cache-reuse.js';
 import { NodePromptProjector } from '../../src/prompt/node-prompt-projector.js';
 import { planRollingSummary } from '../../src/prompt/rolling-summary.js';
 import { TokenCache } from '../../src/prompt/token-cache.js';
@@ -37,13 +38,14 @@ describe('prompt projection on the tiny model', () => {
   });
 
   it('worked example with the real tokenizer: budget 3584, a trim starts only above it and ends at or below 2688', () => {
-    const projector = new NodePromptProjector({ node: 'answer', tokenizer: model, renderer, modelId: model.path, systemPrompt: 'You are Brom.', contextSize: 4096, maxTokens: 512 });
+    const projector = new NodePromptProjector({ node: 'answer', tokenizer: model, renderer, modelId: model.path, contextSize: 4096, maxTokens: 512 });
+    const settings = { systemPrompt: 'You are Brom.' };
     const random = seededRandom(3);
     const dialog = new Dialog();
     let trims = 0;
     for (let turn = 0; turn < 160; turn++) {
       dialog.beginTurn(sentence(random, 10 + Math.floor(random() * 30)));
-      const { diagnostics, tokens } = projector.project(dialog);
+      const { diagnostics, tokens } = projector.project(dialog, { settings });
       expect(diagnostics.budget).toBe(3584);
       expect(diagnostics.trimTarget).toBe(2688);
       expect(diagnostics.trimmed).toBe(diagnostics.promptTokensBeforeTrim > 3584);
@@ -75,16 +77,18 @@ describe('prompt projection on the tiny model', () => {
         tokenizer: model,
         renderer,
         modelId: model.path,
-        systemPrompt: 'You are Brom, the village smith.',
-        template: '{{#hasKnowledge}}Known facts: {{knowledgeText}}{{/hasKnowledge}}',
         contextSize: 1024,
         maxTokens: 64,
       });
+      const settings = {
+        systemPrompt: 'You are Brom, the village smith.',
+        template: '{{#hasKnowledge}}Known facts: {{knowledgeText}}{{/hasKnowledge}}',
+      };
       const dialog = new Dialog();
       for (const [index, line] of LINES.slice(0, 4).entries()) {
         dialog.beginTurn(line);
         if (index % 2 === 1) dialog.addKnowledge({ text: 'Blades cost 12 gold.' });
-        const projection = projector.project(dialog);
+        const projection = projector.project(dialog, { settings });
         await context.evaluate(projection.tokens);
         expect(context.tokens.length).toBe(projection.diagnostics.promptTokens);
         expect(Array.from(context.tokens)).toEqual(Array.from(projection.tokens));
@@ -120,7 +124,6 @@ describe('prompt projection on the tiny model', () => {
         renderer,
         contentCache,
         modelId: model.path,
-        systemPrompt: node === 'answer' ? 'You are Brom, the village smith. Stay in character.' : 'Plan the answer. Nobody sees this.',
         contextSize,
         maxTokens,
         verifyTemplate: 'always',
@@ -140,7 +143,7 @@ describe('prompt projection on the tiny model', () => {
         previousSummaryCoverage = summaryCoverage;
 
         const mirrorBefore = answer.tokens.length;
-        const projection = answerProjector.project(dialog);
+        const projection = answerProjector.project(dialog, { settings: { systemPrompt: 'You are Brom, the village smith. Stay in character.' } });
         expect(projection.diagnostics.promptTokens).toBeLessThanOrEqual(contextSize - maxTokens);
         expect(projection.diagnostics.fallbackToWholePrompt).toBe(false);
         const result = await answer.generate({ prompt: projection.tokens, maxTokens, sampling: { temperature: 0.8, seed: 1 + turn } });
@@ -153,15 +156,15 @@ describe('prompt projection on the tiny model', () => {
           expect(result.timings.promptReused).toBe(mirrorBefore);
           expect(result.timings.promptEvaluated).toBe(projection.tokens.length - mirrorBefore);
           expect(projection.diagnostics.reusablePrefixTokens).toBe(mirrorBefore);
-          expect(projection.diagnostics.cacheMissCause).toBeNull();
+          expect(projectionMissCause(projection.diagnostics)).toBeNull();
         } else if (turn > 0) {
           expect(result.timings.promptReused).toBeLessThan(mirrorBefore);
-          expect(projection.diagnostics.cacheMissCause).toBe(projection.diagnostics.trimmed ? 'trim' : 'newSummary');
+          expect(projectionMissCause(projection.diagnostics)).toBe(projection.diagnostics.trimmed ? 'trim' : 'newSummary');
         }
         dialog.addReply({ node: 'answer', text: result.text, tokens: result.tokens, model: model.path });
 
         // A hidden step (History Role None) after the answer: it sees the answer of its turn; no later prompt sees it.
-        const hiddenProjection = hiddenProjector.project(dialog);
+        const hiddenProjection = hiddenProjector.project(dialog, { settings: { systemPrompt: 'Plan the answer. Nobody sees this.' } });
         expect(hiddenProjection.messages.at(-1)).toMatchObject({ role: 'assistant', content: result.text, turn });
         const thinking = await hidden.generate({ prompt: hiddenProjection.tokens, maxTokens: 8, sampling: { temperature: 0 } });
         dialog.addReply({ node: 'think', text: thinking.text, tokens: thinking.tokens, historyRole: 'None', model: model.path });

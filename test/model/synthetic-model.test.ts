@@ -3,9 +3,9 @@
 import { readFileSync } from 'node:fs';
 import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaModel, type Token } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readGgufFile } from '../../src/engine/gguf-reader.js';
-import { LLAMA3_CHAT_TEMPLATE } from '../../src/engine/synthetic-chat-template.js';
-import { SYNTHETIC_PRESETS } from '../../src/engine/synthetic-model.js';
+import { readGgufFile } from '../../src/gguf/gguf-reader.js';
+import { LLAMA3_CHAT_TEMPLATE } from '../../src/synthetic/synthetic-chat-template.js';
+import { SYNTHETIC_PRESETS } from '../../src/synthetic/synthetic-model.js';
 import { vocabPath } from '../helpers/llama-cpp.js';
 import { ensureTestModel } from '../helpers/models.js';
 

@@ -4,7 +4,7 @@ import { BLACKSMITH_LINE_PIECES, BLACKSMITH_SYSTEM_PROMPT } from '../../src/benc
 import { blacksmithPlayerLines, buildWorkload } from '../../src/bench/workloads.js';
 import { loadModel } from '../../src/engine/load-model.js';
 import type { Model } from '../../src/engine/model.js';
-import { defaultLlamaCppDir } from '../../src/engine/synthetic-vocab.js';
+import { defaultLlamaCppDir } from '../../src/synthetic/synthetic-vocab.js';
 
 // The workload's token lengths are part of its definition (issue #5): checked with the real Llama-3 tokenizer
 // from llama.cpp's vocab-only GGUF, through the package's own addon.

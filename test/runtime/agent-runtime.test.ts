@@ -6,7 +6,7 @@ import type { AnswerTextEvent, PausedEvent, TurnEvent } from '../../src/agent/tu
 import type { NodeDiagnostics } from '../../src/diag/turn-diagnostics.js';
 import { LlamaDialogError } from '../../src/errors.js';
 import { SUMMARY_LABEL_END, SUMMARY_LABEL_START } from '../../src/prompt/summary-label.js';
-import { RUNTIME_ENGINE, createRuntimeHarness, type RuntimeHarness } from './runtime-kit.js';
+import { RUNTIME_ENGINE, createRuntimeHarness, type RuntimeHarness } from '../kits/runtime-session-kit.js';
 
 const generate = (params: Record<string, unknown> = {}) => ({
   start: 'answer',

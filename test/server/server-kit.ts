@@ -2,7 +2,7 @@
 // model under the catalog name `tiny`, with forced outputs available for tool calls.
 import { createServer, type DialogServer } from '../../src/server/dialog-server.js';
 import type { ServerOptions } from '../../src/server/server-options.js';
-import { createRuntimeHarness, type RuntimeHarness } from '../runtime/runtime-kit.js';
+import { createRuntimeHarness, type RuntimeHarness } from '../kits/runtime-session-kit.js';
 
 export interface TestServer {
   server: DialogServer;

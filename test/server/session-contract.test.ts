@@ -7,7 +7,7 @@ import type { TurnCompleteEvent, TurnEvent } from '../../src/agent/turn-events.j
 import type { DialogSnapshot, InteractionInput } from '../../src/dialog/index.js';
 import { LlamaDialogError } from '../../src/errors.js';
 import { connect } from '../../src/server/client/index.js';
-import { createRuntimeHarness, type RuntimeHarness } from '../runtime/runtime-kit.js';
+import { createRuntimeHarness, type RuntimeHarness } from '../kits/runtime-session-kit.js';
 import { startTestServer, type TestServer } from './server-kit.js';
 import { pauseThenGenerateGraph, shortGenerateGraph } from './wire-client.js';
 

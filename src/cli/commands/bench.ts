@@ -7,7 +7,7 @@ import { renderReportChart, renderReportText } from '../../bench/bench-report-ou
 import type { BenchStrategy } from '../../bench/bench-strategy.js';
 import { runBenchmark } from '../../bench/benchmark-runner.js';
 import { DEFAULT_FLOOR_SAMPLES } from '../../bench/paired-floor-sampler.js';
-import { ensureDefaultBenchModel } from '../../bench/default-bench-model.js';
+import { ensureDefaultModel } from '../../synthetic/default-model.js';
 import { findLlamaBench } from '../../bench/llama-bench-floor.js';
 import { NodeLlamaCppStrategy } from '../../bench/node-llama-cpp-strategy.js';
 import { buildWorkload, MAX_TURNS, WORKLOAD_NAMES } from '../../bench/workloads.js';
@@ -103,7 +103,7 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
     let synthetic = false;
     if (options.model) modelPath = resolve(options.model);
     else {
-      const model = await ensureDefaultBenchModel({ progress, log });
+      const model = await ensureDefaultModel({ progress, log });
       modelPath = model.path;
       synthetic = true;
     }

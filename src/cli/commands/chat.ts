@@ -4,9 +4,8 @@ import { createInterface } from 'node:readline';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { Session } from '../../agent/session.js';
-import { benchGraph } from '../../bench/bench-graph.js';
-import { ensureDefaultBenchModel } from '../../bench/default-bench-model.js';
-import { buildWorkload } from '../../bench/workloads.js';
+import { ensureDefaultModel } from '../../synthetic/default-model.js';
+import { defaultChatGraph } from '../default-chat-graph.js';
 import type { TurnDiagnostics } from '../../diag/turn-diagnostics.js';
 import { LlamaDialogError } from '../../errors.js';
 import { defineCommand, ExitCode, type CliIo } from '../command.js';
@@ -50,8 +49,8 @@ Options:
     const progress = { write: (text: string) => io.stderr(text), isTTY: io.stderrIsTty };
     const modelPath = options.model
       ? resolve(options.model)
-      : (await ensureDefaultBenchModel({ progress, log: (line) => io.stderr(`${line}\n`) })).path;
-    const graph = options.graph ? await readGraph(options.graph) : defaultNpcGraph();
+      : (await ensureDefaultModel({ progress, log: (line) => io.stderr(`${line}\n`) })).path;
+    const graph = options.graph ? await readGraph(options.graph) : defaultChatGraph();
     const session = new Session().create({ gameName: 'llama-dialog chat' });
     try {
       const agent = await session.createAgent({
@@ -129,12 +128,6 @@ export function describeCacheFigures(
     });
   const first = firstTextMs === null ? 'no text' : `first text ${firstTextMs.toFixed(0)} ms`;
   return `${lines.join('\n')}${lines.length > 0 ? '\n' : ''}  [turn ${turnNumber}] ${first}, turn ${turnMs.toFixed(0)} ms\n`;
-}
-
-/** The blacksmith NPC of the benchmark, with longer replies and a little randomness for conversation. */
-function defaultNpcGraph(): unknown {
-  const workload = { ...buildWorkload('default'), maxTokens: 128 };
-  return benchGraph(workload, { trimTargetRatio: workload.trimTarget, temperature: 0.7 });
 }
 
 async function readGraph(path: string): Promise<unknown> {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { ensureDefaultBenchModel } from '../../bench/default-bench-model.js';
+import { ensureDefaultModel } from '../../synthetic/default-model.js';
 import { loadModel } from '../../engine/load-model.js';
 import type { ModelInfo } from '../../engine/types.js';
 import { LlamaDialogError } from '../../errors.js';
@@ -49,7 +49,7 @@ Options:
     const progress = { write: (text: string) => io.stderr(text), isTTY: io.stderrIsTty };
     const modelPath = options.model
       ? resolve(options.model)
-      : (await ensureDefaultBenchModel({ progress, log: (line) => io.stderr(`${line}\n`) })).path;
+      : (await ensureDefaultModel({ progress, log: (line) => io.stderr(`${line}\n`) })).path;
     const text = options.file !== undefined ? await readText(options.file) : options.text;
     // Counting tokens needs only the tokenizer: skip the weights, which is much faster on big models.
     const model = await loadModel({ path: modelPath, vocabOnly: text !== undefined });

@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import type { GgufWriteProgress } from '../../engine/gguf-writer.js';
-import { SYNTHETIC_PRESETS, writeSyntheticModel, type SyntheticPreset } from '../../engine/synthetic-model.js';
-import { resolveVocabPath } from '../../engine/synthetic-vocab.js';
+import type { GgufWriteProgress } from '../../gguf/gguf-writer.js';
+import { SYNTHETIC_PRESETS, writeSyntheticModel, type SyntheticPreset } from '../../synthetic/synthetic-model.js';
+import { resolveVocabPath } from '../../synthetic/synthetic-vocab.js';
 import { defineCommand, ExitCode, type CliIo } from '../command.js';
 
 const presetNames = Object.keys(SYNTHETIC_PRESETS) as [SyntheticPreset, ...SyntheticPreset[]];

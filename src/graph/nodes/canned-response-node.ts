@@ -26,7 +26,7 @@ class CannedResponseNode implements GraphNode {
     run.dialog.addReply({ node: this.name, text, historyRole: params.historyRole });
     run.emitAnswer(text, false);
     run.diagnostics.addData({ chosenIndex: index });
-    run.diagnostics.setOutput({ text, tokens: 0, stopReason: 'canned' });
+    run.diagnostics.recordOutput({ text, tokens: 0, stopReason: 'canned' });
     return 'default';
   }
 }

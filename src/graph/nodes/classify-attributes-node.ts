@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { defineNode, type GraphNode } from '../node-definition.js';
 import type { NodeRunContext } from '../node-run-context.js';
-import { ClassifierAssemblerHolder, recentHistoryMessages } from './classifier-prompt.js';
-import { MAX_LETTER_OPTIONS, decide, formatOptions, labelTokens, letterLabels, normalize, scoreLetters } from './letter-scoring.js';
-import { inferenceParamsShape } from './shared-params.js';
+import { recentHistoryMessages } from '../inference/classifier-prompt.js';
+import { NodeAssembler } from '../inference/node-assembler.js';
+import { MAX_LETTER_OPTIONS, decide, formatOptions, labelTokens, letterLabels, normalize, scoreLetters } from '../inference/letter-scoring.js';
+import { inferenceParamsShape } from '../inference/shared-params.js';
 
 const paramsSchema = z.strictObject({
   ...inferenceParamsShape,
@@ -25,7 +26,7 @@ type ClassifyAttributesParams = z.infer<typeof paramsSchema>;
 
 class ClassifyAttributesNode implements GraphNode {
   readonly type = 'ClassifyAttributesLLM';
-  private readonly assembler = new ClassifierAssemblerHolder();
+  private readonly assembler = new NodeAssembler();
 
   constructor(readonly name: string) {}
 
@@ -45,7 +46,7 @@ class ClassifyAttributesNode implements GraphNode {
       const labels = letterLabels(values.length);
       const question = `${line}\n\n---\nWhich ${name} fits this message? Options:\n${formatOptions(values)}`;
       const messages = [{ role: 'system' as const, content: system }, ...history, { role: 'user' as const, content: question }];
-      const logProbabilities = await scoreLetters(run, inference, assembler, messages, labelTokens(inference.model, labels));
+      const logProbabilities = await scoreLetters(run, inference, assembler, messages, labelTokens(inference.tokenizer, labels));
       const decision = decide(normalize(logProbabilities), params.threshold, params.margin);
       const value = decision.winner >= 0 ? (values[decision.winner] as string) : null;
       results[name] = { value, probability: decision.best };
@@ -64,5 +65,6 @@ export const classifyAttributesNode = defineNode({
   exits: ['default'],
   structuralParams: ['model', 'contextSize', 'attributes'],
   usesModel: true,
+  writesVariables: (params) => Object.keys(params.attributes),
   create: (node) => new ClassifyAttributesNode(node.name),
 });

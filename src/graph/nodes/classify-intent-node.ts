@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { defineNode, type GraphNode } from '../node-definition.js';
 import type { NodeRunContext } from '../node-run-context.js';
-import { ClassifierAssemblerHolder, recentHistoryMessages } from './classifier-prompt.js';
-import { MAX_LETTER_OPTIONS, decide, formatOptions, labelTokens, letterLabels, normalize, scoreLetters } from './letter-scoring.js';
-import { inferenceParamsShape } from './shared-params.js';
+import { recentHistoryMessages } from '../inference/classifier-prompt.js';
+import { NodeAssembler } from '../inference/node-assembler.js';
+import { MAX_LETTER_OPTIONS, decide, formatOptions, labelTokens, letterLabels, normalize, scoreLetters } from '../inference/letter-scoring.js';
+import { inferenceParamsShape } from '../inference/shared-params.js';
 
 const paramsSchema = z.strictObject({
   ...inferenceParamsShape,
@@ -30,7 +31,7 @@ export const INTENT_SLOT = 'intent';
 
 class ClassifyIntentNode implements GraphNode {
   readonly type = 'ClassifyIntentLLM';
-  private readonly assembler = new ClassifierAssemblerHolder();
+  private readonly assembler = new NodeAssembler();
 
   constructor(
     readonly name: string,
@@ -54,7 +55,7 @@ class ClassifyIntentNode implements GraphNode {
       ...recentHistoryMessages(run.dialog.interactions, params.historyTurns),
       { role: 'user' as const, content: run.input(params.input) ?? '' },
     ];
-    const logProbabilities = await scoreLetters(run, inference, this.assembler.get(inference), messages, labelTokens(inference.model, labels));
+    const logProbabilities = await scoreLetters(run, inference, this.assembler.get(inference), messages, labelTokens(inference.tokenizer, labels));
     const decision = decide(normalize(logProbabilities), params.threshold, params.margin);
     const scores = Object.fromEntries(params.intents.map((intent, index) => [intent.id, decision.probabilities[index] ?? 0]));
     const winner = decision.winner >= 0 ? params.intents[decision.winner] : undefined;
@@ -80,6 +81,7 @@ export const classifyIntentNode = defineNode({
   extraExits: (params) => params.intents.map((intent) => intent.id),
   structuralParams: ['model', 'contextSize', 'intents'],
   usesModel: true,
+  writesVariables: (params) => (params.variable ? [params.variable] : []),
   check(params) {
     const ids = new Set<string>();
     for (const intent of params.intents) {

@@ -2,9 +2,11 @@ import { z } from 'zod';
 import type { NodePrefillContext } from '../node-definition.js';
 import { defineNode, type GraphNode } from '../node-definition.js';
 import type { NodeRunContext } from '../node-run-context.js';
-import { NodeProjectorHolder, type ProjectorSettings } from './node-projector-holder.js';
-import { generateFromProjection } from './projected-generation.js';
-import { checkTemplate } from './template-check.js';
+import type { NodePromptProjector } from '../../prompt/node-prompt-projector.js';
+import type { InferencePort } from '../inference-port.js';
+import { createNodeProjector, projectionSettingsFrom } from '../inference/projected-prompt.js';
+import { generateFromProjection } from '../inference/projected-generation.js';
+import { checkTemplate } from '../inference/template-check.js';
 import {
   historyRoleSchema,
   inferenceParamsShape,
@@ -12,7 +14,8 @@ import {
   projectedPromptParamsShape,
   samplingFrom,
   samplingParamsShape,
-} from './shared-params.js';
+  checkReplyFits,
+} from '../inference/shared-params.js';
 
 const paramsSchema = z.strictObject({
   ...inferenceParamsShape,
@@ -30,30 +33,27 @@ const paramsSchema = z.strictObject({
 });
 type GenerateParams = z.infer<typeof paramsSchema>;
 
-function projectorSettings(name: string, params: GenerateParams, maintainHistory: boolean): ProjectorSettings {
-  return {
-    node: name,
-    systemPrompt: params.systemPrompt,
-    template: params.template,
-    placement: params.placement,
-    input: params.input,
-    maxTokens: params.maxTokens,
-    trimTargetRatio: params.trimTargetRatio,
-    maintainHistory,
-  };
-}
-
 class GenerateNode implements GraphNode {
   readonly type = 'Generate';
-  private readonly projector = new NodeProjectorHolder();
+  private projector: NodePromptProjector | undefined;
 
   constructor(readonly name: string) {}
+
+  private projectorFor(inference: InferencePort, params: GenerateParams, maintainHistory: boolean): NodePromptProjector {
+    this.projector ??= createNodeProjector(inference, {
+      node: this.name,
+      maxTokens: params.maxTokens,
+      trimTargetRatio: params.trimTargetRatio,
+      maintainHistory,
+    });
+    return this.projector;
+  }
 
   async execute(run: NodeRunContext): Promise<string> {
     const params = run.params as GenerateParams;
     const inference = run.inference();
-    const projector = this.projector.get(inference, projectorSettings(this.name, params, run.settings.maintainDialogueHistory));
-    const projection = projector.project(run.dialog, { variables: run.variables.toObject() });
+    const projector = this.projectorFor(inference, params, run.settings.maintainDialogueHistory);
+    const projection = projector.project(run.dialog, { settings: projectionSettingsFrom(params), variables: run.variables.toObject() });
     const result = await generateFromProjection(run, inference, projection, {
       maxTokens: params.maxTokens,
       sampling: samplingFrom(params),
@@ -76,9 +76,9 @@ class GenerateNode implements GraphNode {
     if (!generate.systemPrompt) return;
     // The system message alone, as the first segment of every later prompt: rendering it without a generation
     // prompt gives exactly the prefix the first turn will share.
-    const projector = this.projector.get(inference, projectorSettings(this.name, generate, maintainDialogueHistory));
+    const projector = this.projectorFor(inference, generate, maintainDialogueHistory);
     const prefix = projector.assembler.assemble([{ role: 'system', content: generate.systemPrompt }], { addGenerationPrompt: false });
-    await inference.run((context) => context.evaluate(prefix.tokens));
+    await inference.prefill(prefix.tokens);
   }
 }
 
@@ -89,6 +89,7 @@ export const generateNode = defineNode({
   exits: ['default'],
   structuralParams: inferenceStructuralParams,
   usesModel: true,
+  checkSizes: checkReplyFits,
   check: (params) => checkTemplate(params.template),
   create: (node) => new GenerateNode(node.name),
 });

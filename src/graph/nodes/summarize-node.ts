@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { explainCache } from '../../diag/cache-miss.js';
 import { LlamaDialogError } from '../../errors.js';
-import { PromptAssembler } from '../../prompt/prompt-assembler.js';
 import { buildSummaryMessages, planRollingSummary } from '../../prompt/rolling-summary.js';
+import { NodeAssembler } from '../inference/node-assembler.js';
 import { defineNode, type GraphNode } from '../node-definition.js';
-import type { NodeInference, NodeRunContext } from '../node-run-context.js';
-import { inferenceParamsShape, inferenceStructuralParams, samplingFrom, samplingParamsShape } from './shared-params.js';
+import type { NodeRunContext } from '../node-run-context.js';
+import { assembledPromptInput, generationRecord } from '../inference/inference-record.js';
+import { inferenceParamsShape, inferenceStructuralParams, samplingFrom, samplingParamsShape, checkReplyFits } from '../inference/shared-params.js';
 
 const paramsSchema = z.strictObject({
   ...inferenceParamsShape,
@@ -23,23 +23,14 @@ type SummarizeParams = z.infer<typeof paramsSchema>;
 
 class SummarizeNode implements GraphNode {
   readonly type = 'Summarize';
-  private assembler: PromptAssembler | undefined;
+  private readonly assembler = new NodeAssembler();
 
   constructor(readonly name: string) {}
-
-  private assemblerFor(inference: NodeInference): PromptAssembler {
-    this.assembler ??= new PromptAssembler({
-      renderer: inference.prompts.renderer,
-      tokenizer: inference.model,
-      contentCache: inference.prompts.contentCache,
-    });
-    return this.assembler;
-  }
 
   async execute(run: NodeRunContext): Promise<string> {
     const params = run.params as SummarizeParams;
     const inference = run.inference();
-    const assembler = this.assemblerFor(inference);
+    const assembler = this.assembler.get(inference);
     const plan = planRollingSummary(
       run.dialog,
       { triggerTokens: params.triggerTokens, keepRecentTurns: params.keepRecentTurns },
@@ -59,33 +50,19 @@ class SummarizeNode implements GraphNode {
       run.diagnostics.addData({ summarized: false, pendingTokens: plan.pendingTokens });
       return 'default';
     }
-    const before = { mirror: 0 };
-    const result = await inference.run((context) => {
-      before.mirror = context.tokens.length;
-      return context.generate({ prompt: assembled.tokens, maxTokens: params.maxTokens, sampling: samplingFrom(params), signal: run.signal });
-    });
+    const result = await inference.generate({ prompt: assembled.tokens, maxTokens: params.maxTokens, sampling: samplingFrom(params) });
     if (result.stopReason === 'aborted' || run.signal.aborted) throw new LlamaDialogError('Aborted', 'summary cancelled');
     run.addTokensGenerated(result.tokens.length);
     const text = result.text.trim();
     run.dialog.addSummary({ node: this.name, text, coversThroughTurn: plan.throughTurn });
     run.emitNodeEvent('summaryWritten', { fromTurn: plan.fromTurn, throughTurn: plan.throughTurn, tokens: result.tokens.length });
-    run.diagnostics.setInput({
-      prompt: messages.map((message, index) => ({ role: message.role, content: message.content, tokens: assembled.messageTokenCounts[index] ?? 0 })),
-      promptTokens: assembled.tokens.length,
+    const input = assembledPromptInput(messages, assembled, {
       budget: inference.contextSize - params.maxTokens,
       contextSize: inference.contextSize,
-      turnsTrimmed: 0,
-      firstTurnInPrompt: plan.fromTurn,
-      historyTurnsInPrompt: plan.turns.length,
-      summaryUsed: null,
       template: assembler.renderer.description,
-      segmentCacheUsed: assembled.segmentCacheUsed,
-      fallbackToWholePrompt: assembled.fallbackToWholePrompt,
+      history: { firstTurnInPrompt: plan.fromTurn, historyTurnsInPrompt: plan.turns.length },
     });
-    const { timings } = result;
-    run.diagnostics.setCache(explainCache({ reused: timings.promptReused, evaluated: timings.promptEvaluated }, undefined, inference.cacheFacts));
-    run.diagnostics.setOutput({ text, tokens: result.tokens.length, stopReason: result.stopReason });
-    run.diagnostics.setTimings({ promptMs: timings.promptMs, firstTokenMs: timings.firstTokenMs, generateMs: timings.generateMs });
+    run.diagnostics.recordInference(generationRecord(input, result, { outputText: text }));
     run.diagnostics.addData({ summarized: true, fromTurn: plan.fromTurn, throughTurn: plan.throughTurn, pendingTokens: plan.pendingTokens });
     return 'default';
   }
@@ -103,6 +80,7 @@ export const summarizeNode = defineNode({
   exits: ['default'],
   structuralParams: [...inferenceStructuralParams],
   usesModel: true,
+  checkSizes: checkReplyFits,
   finalizesAnswer: true,
   create: (node) => new SummarizeNode(node.name),
 });

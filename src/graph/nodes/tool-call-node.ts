@@ -7,10 +7,11 @@ import type { NodeRunContext } from '../node-run-context.js';
 import { PauseTimedOutSignal } from '../pause-timed-out.js';
 import { checkJsonSchema } from '../tools/json-schema-check.js';
 import { parseToolCalls, type ParsedToolCall } from '../tools/tool-call-parser.js';
-import { NodeProjectorHolder } from './node-projector-holder.js';
-import { generateFromProjection } from './projected-generation.js';
-import { inferenceParamsShape, inferenceStructuralParams, projectedPromptParamsShape, samplingFrom, samplingParamsShape } from './shared-params.js';
-import { checkTemplate } from './template-check.js';
+import type { NodePromptProjector } from '../../prompt/node-prompt-projector.js';
+import { createNodeProjector, projectionSettingsFrom } from '../inference/projected-prompt.js';
+import { generateFromProjection } from '../inference/projected-generation.js';
+import { inferenceParamsShape, inferenceStructuralParams, projectedPromptParamsShape, samplingFrom, samplingParamsShape, checkReplyFits } from '../inference/shared-params.js';
+import { checkTemplate } from '../inference/template-check.js';
 
 const toolSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/, 'tool names are 1–64 letters, digits, _ . - (not starting with a digit)'),
@@ -65,7 +66,7 @@ function checkCall(call: ParsedToolCall, tools: readonly ToolDefinition[]): Chec
 
 class ToolCallNode implements GraphNode {
   readonly type = 'ToolCall';
-  private readonly projector = new NodeProjectorHolder();
+  private projector: NodePromptProjector | undefined;
 
   constructor(readonly name: string) {}
 
@@ -73,19 +74,15 @@ class ToolCallNode implements GraphNode {
     const params = run.params as ToolCallParams;
     const tools: ToolDefinition[] = params.tools.map((tool) => ({ ...tool }));
     const inference = run.inference();
-    const projector = this.projector.get(inference, {
+    // Tools, sizes and history keeping are structural params: fixed when the projector is first built.
+    this.projector ??= createNodeProjector(inference, {
       node: this.name,
-      systemPrompt: params.systemPrompt,
-      template: params.template,
-      placement: params.placement,
-      input: params.input,
       maxTokens: params.maxTokens,
       trimTargetRatio: params.trimTargetRatio,
       maintainHistory: run.settings.maintainDialogueHistory,
       tools,
-      toolResultTokenLimit: params.toolResultTokenLimit,
     });
-    const projection = projector.project(run.dialog, { variables: run.variables.toObject() });
+    const projection = this.projector.project(run.dialog, { settings: projectionSettingsFrom(params), variables: run.variables.toObject() });
     const result = await generateFromProjection(run, inference, projection, {
       maxTokens: params.maxTokens,
       sampling: samplingFrom(params),
@@ -172,6 +169,7 @@ export const toolCallNode = defineNode({
   exits: ['toolCalled', 'noToolCalled'],
   structuralParams: [...inferenceStructuralParams, 'tools', 'format'],
   usesModel: true,
+  checkSizes: checkReplyFits,
   check(params) {
     const names = new Set<string>();
     for (const tool of params.tools) {

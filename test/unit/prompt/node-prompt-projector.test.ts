@@ -5,6 +5,7 @@ import { resolvePromptBudget } from '../../../src/prompt/budget.js';
 import { ChatTemplateRenderer } from '../../../src/prompt/chat-template-renderer.js';
 import { SUMMARY_LABEL_END, SUMMARY_LABEL_START } from '../../../src/prompt/summary-label.js';
 import { trimToBudget } from '../../../src/prompt/trim-to-budget.js';
+import { projectionMissCause } from '../../../src/diag/cache-reuse.js';
 import type { NodePromptProjector } from '../../../src/prompt/node-prompt-projector.js';
 import { FakeTokenizer } from './fake-tokenizer.js';
 import { makeProjector, seededRandom, sentence } from './helpers.js';
@@ -100,7 +101,8 @@ describe('NodePromptProjector', () => {
       ['user', 'Any blades?', 1],
       ['user', 'How much?', 2],
     ]);
-    expect(diagnostics).toMatchObject({ firstTurnInPrompt: 0, historyTurnsInPrompt: 2, summaryUsed: null, trimmed: false, cacheMissCause: 'firstTurn' });
+    expect(diagnostics).toMatchObject({ firstTurnInPrompt: 0, historyTurnsInPrompt: 2, summaryUsed: null, trimmed: false });
+    expect(projectionMissCause(diagnostics)).toBe('firstTurn');
   });
 
   it('renders the node Template (Mustache, no HTML escaping) before or after the line, as system or user', () => {
@@ -236,7 +238,7 @@ describe('NodePromptProjector', () => {
       dialog.addReply({ node: 'answer', text, tokens: tokenizer.tokenize(text), model: 'model-a' });
     };
     dialog.beginTurn('first');
-    expect(projector.project(dialog).diagnostics.cacheMissCause).toBe('firstTurn');
+    expect(projectionMissCause(projector.project(dialog).diagnostics)).toBe('firstTurn');
     answer();
     let sawTrim = false;
     for (let turn = 0; turn < 40; turn++) {
@@ -244,24 +246,24 @@ describe('NodePromptProjector', () => {
       const { diagnostics } = projector.project(dialog);
       if (diagnostics.trimmed) {
         sawTrim = true;
-        expect(diagnostics.cacheMissCause).toBe('trim');
+        expect(projectionMissCause(diagnostics)).toBe('trim');
       } else {
-        expect(diagnostics.cacheMissCause).toBeNull();
+        expect(projectionMissCause(diagnostics)).toBeNull();
       }
       answer();
     }
     expect(sawTrim).toBe(true);
     dialog.beginTurn('summary time');
     dialog.addSummary({ node: 'summarize', text: 'short', coversThroughTurn: dialog.length - 3 });
-    expect(projector.project(dialog).diagnostics.cacheMissCause).toBe('newSummary');
+    expect(projectionMissCause(projector.project(dialog).diagnostics)).toBe('newSummary');
     answer();
     dialog.beginTurn('new system');
     projector.setSystemPrompt('You are Brom, now grumpy.');
-    expect(projector.project(dialog).diagnostics.cacheMissCause).toBe('systemPromptChanged');
+    expect(projectionMissCause(projector.project(dialog).diagnostics)).toBe('systemPromptChanged');
     answer();
     dialog.editUserLine(dialog.length - 1, 'edited');
     dialog.beginTurn('after edit');
-    expect(projector.project(dialog).diagnostics.cacheMissCause).toBe('historyEdited');
+    expect(projectionMissCause(projector.project(dialog).diagnostics)).toBe('historyEdited');
   });
 
   it('shows hidden (None) replies to the later nodes of their own turn, and to no later turn', () => {
@@ -286,7 +288,7 @@ describe('NodePromptProjector', () => {
       ['assistant', 'plan two: ask for ten gold', 1],
     ]);
     // The previous prompt showed turn 0's plan, which is never replayed: the cache keeps the prefix before it.
-    expect(nextTurn.diagnostics.cacheMissCause).toBe('previousTurnNotReplayed');
+    expect(projectionMissCause(nextTurn.diagnostics)).toBe('previousTurnNotReplayed');
     dialog.addReply({ node: 'answer', text: 'Ten gold.' });
     dialog.beginTurn('Deal.');
     const contents = projector.project(dialog).messages.map((message) => message.content);
@@ -322,25 +324,25 @@ describe('NodePromptProjector', () => {
     projector.setTemplate('Mood: {{mood}}');
     const framed = next();
     expect(framed.messages.at(-2)).toMatchObject({ role: 'system', content: 'Mood: calm' });
-    expect(framed.diagnostics.cacheMissCause).toBeNull();
+    expect(projectionMissCause(framed.diagnostics)).toBeNull();
     expect(projector.watermark).toBe(watermark);
     // Moving it into the user message: the previous framing is not replayed anyway, but the cause is the change.
     projector.setPlacement({ position: 'after', role: 'user' });
     const moved = next();
     expect(moved.messages.at(-1)).toMatchObject({ role: 'user', content: 'short line\n\nMood: calm' });
-    expect(moved.diagnostics.cacheMissCause).toBe('templateChanged');
+    expect(projectionMissCause(moved.diagnostics)).toBe('templateChanged');
     projector.setTemplate(null);
-    expect(next().diagnostics.cacheMissCause).toBe('templateChanged');
+    expect(projectionMissCause(next().diagnostics)).toBe('templateChanged');
     // Unchanged settings: a normal turn again.
-    expect(next().diagnostics.cacheMissCause).toBeNull();
+    expect(projectionMissCause(next().diagnostics)).toBeNull();
     projector.setInput('event');
     const slotted = next();
     expect(slotted.messages.at(-1)).toMatchObject({ role: 'user', content: 'the player drew a sword' });
-    expect(slotted.diagnostics.cacheMissCause).toBeNull();
+    expect(projectionMissCause(slotted.diagnostics)).toBeNull();
     projector.setInput(null);
     const back = next();
     expect(back.messages.at(-1)).toMatchObject({ role: 'user', content: 'short line' });
-    expect(back.diagnostics.cacheMissCause).toBe('templateChanged');
+    expect(projectionMissCause(back.diagnostics)).toBe('templateChanged');
     // Bad values change nothing.
     expectError('InvalidParamValue', () => projector.setPlacement({ position: 'middle' as 'before' }));
     expect(projector.placement).toEqual({ position: 'after', role: 'user' });
@@ -363,7 +365,7 @@ describe('NodePromptProjector', () => {
     dialog.beginTurn('Deal, then');
     const projection = projector.project(dialog);
     expect(projection.messages.find((message) => message.role === 'tool')!.content).toMatch(/eight$/);
-    expect(projection.diagnostics.cacheMissCause).toBe('templateChanged');
+    expect(projectionMissCause(projection.diagnostics)).toBe('templateChanged');
   });
 
   it('re-tokenizes replies of another model instead of replaying their ids', () => {

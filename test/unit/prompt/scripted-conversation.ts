@@ -3,11 +3,13 @@
 import { expect } from 'vitest';
 import { Dialog } from '../../../src/dialog/dialog.js';
 import { isToolCallReplayed, type Interaction, type ToolCallDisposition } from '../../../src/dialog/interaction.js';
+import { projectionMissCause } from '../../../src/diag/cache-reuse.js';
 import { NodePromptProjector, defaultToolCallFormat, type PromptProjection } from '../../../src/prompt/node-prompt-projector.js';
+import type { ProjectionSettingsInput } from '../../../src/prompt/projection-settings.js';
 import { planRollingSummary } from '../../../src/prompt/rolling-summary.js';
 import { formatSummaryForSystem } from '../../../src/prompt/summary-label.js';
 import { TokenCache } from '../../../src/prompt/token-cache.js';
-import { FakeContext } from './fake-context.js';
+import { FakeContext, HashedLanguage } from '../../kits/fake-engine/index.js';
 import type { Tokenizer } from '../../../src/engine/types.js';
 import type { ChatTemplateRenderer } from '../../../src/prompt/chat-template-renderer.js';
 import { seededRandom, sentence } from './helpers.js';
@@ -15,6 +17,8 @@ import { seededRandom, sentence } from './helpers.js';
 interface NodeUnderTest {
   name: string;
   projector: NodePromptProjector;
+  /** The node's params that shape its prompt, handed to every projection. */
+  settings: ProjectionSettingsInput;
   context: FakeContext;
   systemPrompt: string;
   historyRole: 'Assistant' | 'None';
@@ -141,14 +145,19 @@ export async function runScriptedConversation(options: ScriptedConversationOptio
       renderer,
       contentCache,
       modelId: 'model-a',
-      systemPrompt: options.systemPrompt,
       contextSize: Math.round(options.contextSize * sizeFactor),
       maxTokens: Math.round(options.maxTokens * sizeFactor),
       verifyTemplate: 'always',
-      ...(options.template === undefined ? {} : { template: options.template, placement: { position: 'before', role: 'system' } }),
       ...(options.tools === true ? { tools: [{ name: 'lookup', description: 'Looks up a price', parameters: { type: 'object' } }] } : {}),
     }),
-    context: new FakeContext(Math.round(options.contextSize * sizeFactor)),
+    settings: {
+      systemPrompt: options.systemPrompt,
+      ...(options.template === undefined ? {} : { template: options.template, placement: { position: 'before', role: 'system' } }),
+    },
+    context: new FakeContext({
+      contextSize: Math.round(options.contextSize * sizeFactor),
+      language: new HashedLanguage({ detokenize: (tokens) => tokenizer.detokenize(tokens) }),
+    }),
     systemPrompt: options.systemPrompt,
     historyRole: options.historyRole,
     framed: options.template !== undefined,
@@ -183,7 +192,7 @@ export async function runScriptedConversation(options: ScriptedConversationOptio
 
     for (const node of nodes) {
       const mirrorBefore = node.context.tokens.length;
-      const projection = node.projector.project(dialog, { variables: { mood: random() < 0.5 ? 'calm' : 'grumpy' } });
+      const projection = node.projector.project(dialog, { settings: node.settings, variables: { mood: random() < 0.5 ? 'calm' : 'grumpy' } });
       checkInvariants(node, projection, dialog, turnIndex);
       if (node === moodNode) {
         const thought = dialog.interactions[turnIndex]!.replies.find((reply) => reply.node === 'think')!;
@@ -193,7 +202,7 @@ export async function runScriptedConversation(options: ScriptedConversationOptio
       const words = 2 + Math.floor(random() * 25);
       const text = sentence(random, words);
       const replyTokens = tokenizer.tokenize(text, { addSpecial: false, parseSpecial: false });
-      node.context.queueReply(text, replyTokens);
+      node.context.queueReply(replyTokens);
       const result = await node.context.generate({ prompt: projection.tokens, maxTokens: node.projector.budget.maxTokens });
       // Zero cache misses on normal turns: the context reuses everything it held (previous prompt + reply).
       const normal = turnIndex > 0 && !node.framed && !projection.diagnostics.trimmed && !newSummary && node.historyRole === 'Assistant';
@@ -201,7 +210,7 @@ export async function runScriptedConversation(options: ScriptedConversationOptio
         node.stats.normalTurns++;
         if (result.timings.promptReused !== mirrorBefore) node.stats.normalTurnMisses++;
         expect(result.timings.promptReused).toBe(mirrorBefore);
-        expect(projection.diagnostics.cacheMissCause).toBeNull();
+        expect(projectionMissCause(projection.diagnostics)).toBeNull();
         expect(projection.diagnostics.reusablePrefixTokens).toBe(mirrorBefore);
       }
       if (node === toolNode) {

@@ -1,0 +1,29 @@
+import { FifoScheduler } from './fifo-scheduler.js';
+
+/**
+ * How the inference requests of every agent on one loaded model are ordered (SPEC §6 "Scheduling"). Per model,
+ * chosen in its catalog entry; nodes never see it. `batched` (every running agent's next step in one decode) will
+ * join `fifo` with the batched engine.
+ */
+export type SchedulingPolicy = 'fifo';
+
+/** Orders the inference jobs on one loaded model. */
+export interface ModelScheduler {
+  readonly policy: SchedulingPolicy;
+  /** Jobs waiting (not counting the running ones). */
+  readonly pending: number;
+  readonly busy: boolean;
+  /**
+   * Runs `job` when the policy lets it.
+   * @throws LlamaDialogError Aborted when `signal` aborts before the job starts.
+   */
+  run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+}
+
+/** The scheduler of one model under `policy`. */
+export function createModelScheduler(policy: SchedulingPolicy = 'fifo'): ModelScheduler {
+  switch (policy) {
+    case 'fifo':
+      return new FifoScheduler();
+  }
+}

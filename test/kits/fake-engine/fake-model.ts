@@ -1,0 +1,94 @@
+import { LlamaDialogError } from '../../../src/errors.js';
+import type { InferenceContext, ModelInfo, RuntimeContextOptions, RuntimeModel } from '../../../src/engine/types.js';
+import { FakeContext } from './fake-context.js';
+import type { FakeLanguage } from './fake-language.js';
+
+/** End-of-generation token of the code-point vocabulary (one past the last code point and one spare). */
+export const FAKE_EOS = 0x110001;
+
+/** What a fake model logs, in order, across all its contexts. */
+export interface FakeCall {
+  kind: 'generate' | 'scoreNext' | 'evaluate';
+  /** Index of the context in {@link FakeModel.contexts}. */
+  context: number;
+  prompt: string;
+}
+
+/**
+ * A model without weights for the agent runtime: one token per Unicode code point, replies chosen by a script
+ * (`reply`, `score`), contexts that are the kit's {@link FakeContext}. Tests drive timing with `beforeToken` (awaited
+ * before each generated token) instead of sleeps.
+ */
+export class FakeModel implements RuntimeModel {
+  readonly info: ModelInfo;
+  readonly contexts: FakeContext[] = [];
+  readonly calls: FakeCall[] = [];
+  disposed = false;
+  /** Reply for a prompt (the prompt as text). */
+  reply: (prompt: string) => string = () => 'ok';
+  /** Log-probabilities of candidate tokens (as text) for a prompt. */
+  score: (prompt: string, candidates: string[]) => number[] = (_prompt, candidates) => candidates.map(() => Math.log(1 / candidates.length));
+  /** Awaited before each generated token; may throw. */
+  beforeToken: ((info: { context: number; index: number }) => Promise<void>) | undefined;
+  readonly #language: FakeLanguage;
+
+  constructor(
+    readonly name = 'fake',
+    trainedContextSize = 4096,
+  ) {
+    this.info = {
+      architecture: 'fake',
+      trainedContextSize,
+      vocabSize: FAKE_EOS + 1,
+      embeddingSize: 8,
+      layers: 1,
+      heads: 1,
+      kvHeads: 1,
+      parameterCount: 0,
+      fileSize: 0,
+      chatTemplate: null,
+      bos: -1,
+      eos: FAKE_EOS,
+      eot: -1,
+      vocabOnly: false,
+    };
+    this.#language = {
+      vocabSize: this.info.vocabSize,
+      fingerprint: `fake model ${name}`,
+      continuation: (prompt) => this.tokenize(this.reply(this.detokenize(prompt))),
+      detokenize: (tokens) => this.detokenize(tokens),
+      scoreNext: (prompt, candidates) =>
+        Float64Array.from(this.score(this.detokenize(prompt), Array.from(candidates, (token) => String.fromCodePoint(token)))),
+    };
+  }
+
+  tokenize(text: string): Int32Array {
+    return Int32Array.from([...text].map((ch) => ch.codePointAt(0) as number));
+  }
+
+  detokenize(tokens: Int32Array): string {
+    return [...tokens].filter((t) => t < 0x110000).map((t) => String.fromCodePoint(t)).join('');
+  }
+
+  isEndOfGeneration(token: number): boolean {
+    return token === FAKE_EOS;
+  }
+
+  async createContext(options: RuntimeContextOptions): Promise<InferenceContext> {
+    if (this.disposed) throw new LlamaDialogError('ObjectDisposed', 'the model has been disposed');
+    const id = this.contexts.length;
+    const context = new FakeContext({
+      contextSize: options.contextSize,
+      ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+      language: this.#language,
+      beforeToken: (index) => this.beforeToken?.({ context: id, index }),
+      observe: (call) => this.calls.push({ kind: call.kind, context: id, prompt: this.detokenize(call.prompt) }),
+    });
+    this.contexts.push(context);
+    return context;
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+  }
+}

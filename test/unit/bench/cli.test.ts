@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { benchCommand } from '../../../src/cli/commands/bench.js';
+import { parseCommandLine } from '../../../src/cli/run.js';
+import { isLlamaDialogError } from '../../../src/errors.js';
+
+function parse(args: string[]): Record<string, unknown> {
+  return parseCommandLine(benchCommand, args) as Record<string, unknown>;
+}
+
+function parseError(args: string[]): unknown {
+  try {
+    parse(args);
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+describe('llama-dialog bench flags', () => {
+  it('defaults to the default workload, 2 threads and the default baselines', () => {
+    const options = parse([]);
+    expect(options).toMatchObject({ workload: 'default', threads: 2, 'summary-only': false });
+    expect(options.baselines).toBeUndefined();
+    expect(parse(['--baselines', 'node-llama-cpp,naive,trim-to-fit']).baselines).toEqual(['node-llama-cpp', 'naive', 'trim-to-fit']);
+  });
+
+  it('reads a baseline list, drops duplicates, and accepts none', () => {
+    expect(parse(['--baselines', 'naive, node-llama-cpp,naive']).baselines).toEqual(['naive', 'node-llama-cpp']);
+    expect(parse(['--baselines', 'none']).baselines).toEqual([]);
+  });
+
+  it('converts numbers and keeps paths', () => {
+    expect(parse(['--workload', 'long', '--turns', '60', '--threads', '4', '--json', 'out.json', '--chart', 'c.svg'])).toMatchObject({
+      workload: 'long',
+      turns: 60,
+      threads: 4,
+      json: 'out.json',
+      chart: 'c.svg',
+    });
+  });
+
+  it('refuses unknown workloads, baselines, flags and bad numbers with InvalidArgument naming the flag', () => {
+    for (const [args, flag] of [
+      [['--workload', 'huge'], '--workload'],
+      [['--baselines', 'llama-server'], '--baselines'],
+      [['--turns', '0'], '--turns'],
+      [['--threads', 'two'], '--threads'],
+      [['--verbose'], 'verbose'],
+    ] as const) {
+      const error = parseError([...args]);
+      expect(isLlamaDialogError(error, 'InvalidArgument')).toBe(true);
+      expect((error as Error).message).toContain(flag);
+    }
+  });
+});
+
+describe('llama-dialog chat cache figures', () => {
+  it('prints one line per model-calling node and the turn times', async () => {
+    const { describeCacheFigures } = await import('../../../src/cli/commands/chat.js');
+    const text = describeCacheFigures(
+      {
+        agentId: 'agent-1',
+        turn: 4,
+        userText: 'How much?',
+        status: 'Success',
+        startedAt: '2026-01-01T00:00:00.000Z',
+        totalMs: 900,
+        steps: 2,
+        tokensGenerated: 32,
+        nodes: [
+          { name: 'guard', type: 'Guardrail', step: 1, exit: 'notTriggered', ms: 0.2, warnings: [] },
+          {
+            name: 'reply',
+            type: 'Generate',
+            step: 2,
+            exit: 'default',
+            ms: 880,
+            input: {
+              prompt: [],
+              promptTokens: 1210,
+              budget: 1920,
+              contextSize: 2048,
+              turnsTrimmed: 6,
+              firstTurnInPrompt: 9,
+              historyTurnsInPrompt: 8,
+              summaryUsed: null,
+              template: 'gguf',
+              segmentCacheUsed: true,
+              fallbackToWholePrompt: false,
+            },
+            cache: { reused: 237, evaluated: 973, expectedReuse: 237, miss: true, causes: ['trim'] },
+            warnings: [],
+          },
+        ],
+      },
+      5,
+      140.4,
+      901.2,
+    );
+    expect(text).toBe(
+      '  [reply] prompt 1210 tokens: reused 237, evaluated 973, trimmed 6 turns, cache miss: trim\n' +
+        '  [turn 5] first text 140 ms, turn 901 ms\n',
+    );
+  });
+});
