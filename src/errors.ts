@@ -36,6 +36,13 @@ export const ErrorCode = {
   UnknownMessageType: 5002,
   FrameTooLarge: 5003,
   ProtocolVersionMismatch: 5004,
+  // Server codes beyond the reference server's list (SPEC §9 limits and auth): each names one refusal.
+  RequestIdInUse: 5005,
+  AuthenticationFailed: 5006,
+  ConnectionLimitReached: 5007,
+  AgentLimitReached: 5008,
+  OutgoingQueueFull: 5009,
+  ConnectionClosed: 5010,
 } as const;
 
 export type ErrorName = keyof typeof ErrorCode;

@@ -60,3 +60,9 @@ export * from './agent/turn-events.js';
 export type { TurnDiagnostics, NodeDiagnostics } from './diag/turn-diagnostics.js';
 // One cause type; `DiagnosticsCacheMissCause` is its earlier second name, kept for callers that use it.
 export type { CacheMissCause, CacheMissCause as DiagnosticsCacheMissCause } from './diag/cache-reuse.js';
+
+// Server: the session protocol for game engines (SPEC §9; the client is `llama-dialog/client`)
+export { createServer, DialogServer, type ConnectionClosedEvent, type DialogServerEvents } from './server/dialog-server.js';
+export { serverLimitDefaults, type ServerOptions } from './server/server-options.js';
+export { MAX_FRAME_BYTES, FrameDecoder, encodeFrame, decodeFramePayload } from './server/frame-codec.js';
+export { PROTOCOL_VERSION, clientMessageSchemas, serverMessageSchemas } from './server/protocol-messages.js';

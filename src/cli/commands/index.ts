@@ -3,7 +3,8 @@ import { benchCommand } from './bench.js';
 import { buildFromSourceCommand } from './build-from-source.js';
 import { chatCommand } from './chat.js';
 import { inspectCommand } from './inspect.js';
+import { serveCommand } from './serve.js';
 import { synthModelCommand } from './synth-model.js';
 
 /** Every command, in the order `llama-dialog --help` lists them. A new command is one file plus one line here. */
-export const commands: readonly CliCommand[] = [synthModelCommand, benchCommand, chatCommand, inspectCommand, buildFromSourceCommand];
+export const commands: readonly CliCommand[] = [synthModelCommand, benchCommand, chatCommand, inspectCommand, buildFromSourceCommand, serveCommand];

@@ -1,0 +1,151 @@
+import { LlamaDialogError } from '../../errors.js';
+import type { AgentOptions } from '../../agent/agent-options.js';
+import type { SessionOptions } from '../../agent/session.js';
+import type { WireLoadedModel } from '../protocol-messages.js';
+import type { ClientConnection, ServerGreeting } from './client-connection.js';
+import { RemoteAgent } from './remote-agent.js';
+
+/** A model loaded in the server process, as ListModels reports it. */
+export type RemoteModelStatus = WireLoadedModel;
+
+type SessionPhase = 'New' | 'Active' | 'Closed';
+
+/**
+ * The session of one protocol connection, with the methods of the library's `Session`: `create` once, then
+ * agents and models. The server enforces every rule (SessionNotReady, SessionAlreadyExists, the agent limit).
+ * `close()` cancels the running turns (each ends with TurnComplete(Cancelled), as in-process), then closes the
+ * connection; the server destroys the agents.
+ */
+export class RemoteSession {
+  private phase: SessionPhase = 'New';
+  private options: { gameName: string; locale: string } | undefined;
+  private remoteSessionId: string | undefined;
+  private readonly agents = new Map<string, RemoteAgent>();
+  private closing: Promise<void> | undefined;
+
+  /** @internal Use `connect`. */
+  constructor(private readonly connection: ClientConnection) {
+    connection.onLost((error) => {
+      this.phase = 'Closed';
+      for (const agent of [...this.agents.values()]) agent.markDestroyed(error);
+    });
+  }
+
+  /** What the server said on accept (protocol and server versions). */
+  get server(): ServerGreeting {
+    return this.connection.greeting;
+  }
+
+  /** Resolves with why the connection ended. */
+  get closed(): Promise<string> {
+    return this.connection.closed;
+  }
+
+  /** True between `create()` and `close()` (or the loss of the connection). */
+  get active(): boolean {
+    return this.phase === 'Active';
+  }
+
+  /** The server's id of this session. @throws LlamaDialogError SessionNotReady. */
+  get sessionId(): string {
+    this.requireActive();
+    return this.remoteSessionId as string;
+  }
+
+  get gameName(): string {
+    return this.requireActive().gameName;
+  }
+
+  get locale(): string {
+    return this.requireActive().locale;
+  }
+
+  /** Creates the session (once). @throws LlamaDialogError SessionAlreadyExists; InvalidArgument. */
+  async create(options: SessionOptions): Promise<this> {
+    const answer = await this.connection.request(
+      options.locale === undefined
+        ? { type: 'CreateSession', gameName: options.gameName }
+        : { type: 'CreateSession', gameName: options.gameName, locale: options.locale },
+    );
+    if (answer.type !== 'SessionCreated') throw unexpected('SessionCreated', answer.type);
+    this.remoteSessionId = answer.sessionId;
+    this.options = { gameName: options.gameName, locale: options.locale ?? 'en-US' };
+    this.phase = 'Active';
+    return this;
+  }
+
+  /**
+   * Creates an agent on the server.
+   * @throws LlamaDialogError SessionNotReady; InvalidParamValue; GraphCompilationFailed; InvalidExitTarget;
+   * ModelLoadFailed; AgentLimitReached.
+   */
+  async createAgent(options: AgentOptions): Promise<RemoteAgent> {
+    const answer = await this.connection.request({ type: 'CreateAgent', ...options });
+    if (answer.type !== 'AgentCreated') throw unexpected('AgentCreated', answer.type);
+    const agent = new RemoteAgent(answer.agentId, this.connection, (destroyed) => this.agents.delete(destroyed.id));
+    this.agents.set(agent.id, agent);
+    return agent;
+  }
+
+  /** @throws LlamaDialogError SessionNotReady; InvalidAgentId for an id this session does not know. */
+  getAgent(id: string): RemoteAgent {
+    this.requireActive();
+    const agent = this.agents.get(id);
+    if (!agent) throw new LlamaDialogError('InvalidAgentId', `no agent "${id}" in this session`);
+    return agent;
+  }
+
+  /** Agents alive in this session. @throws LlamaDialogError SessionNotReady. */
+  listAgents(): RemoteAgent[] {
+    this.requireActive();
+    return [...this.agents.values()];
+  }
+
+  /** @throws LlamaDialogError SessionNotReady; InvalidAgentId. */
+  async destroyAgent(id: string): Promise<void> {
+    await this.getAgent(id).destroy();
+  }
+
+  /** Warm-up: loads a model and holds it for this session. @throws LlamaDialogError SessionNotReady; ModelLoadFailed. */
+  async loadModel(name: string, options: { pinned?: boolean } = {}): Promise<RemoteModelStatus> {
+    const answer = await this.connection.request(
+      options.pinned === undefined ? { type: 'LoadModel', name } : { type: 'LoadModel', name, pinned: options.pinned },
+    );
+    if (answer.type !== 'ModelLoaded') throw unexpected('ModelLoaded', answer.type);
+    return answer.model;
+  }
+
+  /** @throws LlamaDialogError SessionNotReady. */
+  async unloadModel(name: string): Promise<void> {
+    await this.connection.request({ type: 'UnloadModel', name });
+  }
+
+  /** Models loaded in the server process. @throws LlamaDialogError SessionNotReady. */
+  async listModels(): Promise<RemoteModelStatus[]> {
+    const answer = await this.connection.request({ type: 'ListModels' });
+    if (answer.type !== 'ModelList') throw unexpected('ModelList', answer.type);
+    return answer.models;
+  }
+
+  /** Cancels every running turn, then closes the connection (the server destroys the agents). Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      const running = [...this.agents.values()].filter((agent) => agent.currentTurn !== undefined);
+      if (this.connection.open) await Promise.allSettled(running.map((agent) => agent.cancel()));
+      this.phase = 'Closed';
+      for (const agent of [...this.agents.values()]) agent.markDestroyed();
+      await this.connection.close();
+    })();
+    return this.closing;
+  }
+
+  private requireActive(): { gameName: string; locale: string } {
+    if (this.phase === 'New') throw new LlamaDialogError('SessionNotReady', 'create the session first (session.create)');
+    if (this.phase === 'Closed' || !this.options) throw new LlamaDialogError('SessionNotReady', 'this session is closed');
+    return this.options;
+  }
+}
+
+function unexpected(expected: string, got: string): LlamaDialogError {
+  return new LlamaDialogError('MalformedMessage', `expected ${expected} from the server, got ${got}`);
+}

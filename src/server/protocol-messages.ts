@@ -1,0 +1,258 @@
+import { z } from 'zod';
+import { agentOptionsSchema } from '../agent/agent-options.js';
+
+/**
+ * The session protocol's messages (SPEC §9), one zod schema per message type. These schemas are the contract:
+ * the server validates every request with them, the TypeScript client builds its types from them, and
+ * `scripts/generate-protocol-schema.ts` turns them into `protocol/llama-dialog-protocol.schema.json` for other
+ * languages. Messages may gain fields in later versions; a field is never renamed.
+ */
+
+/** Version of the wire protocol; a Hello with another one gets ProtocolVersionMismatch (5004). */
+export const PROTOCOL_VERSION = 1;
+
+/** Chosen by the client, echoed by every reply and by the turn events of a SendMessage. */
+export const requestIdSchema = z
+  .union([z.string().min(1).max(128), z.int().min(0).max(Number.MAX_SAFE_INTEGER)])
+  .describe('Chosen by the client; echoed by the answer. Unique among the requests of a connection still in flight.');
+
+const agentId = z.string().min(1).max(128).describe('The id AgentCreated returned.');
+
+function request<Type extends string, Shape extends z.ZodRawShape>(type: Type, shape: Shape, description: string) {
+  return z.strictObject({ type: z.literal(type), requestId: requestIdSchema.optional(), ...shape }).describe(description);
+}
+
+// ---------------------------------------------------------------- client → server
+
+export const helloSchema = request(
+  'Hello',
+  {
+    protocolVersion: z.int().min(0),
+    token: z.string().max(1024).optional().describe('Shared secret; required as the first message when the server was started with one.'),
+  },
+  'Optional version check (required, with the token, when the server asks for one). Answer: Ack or 5004.',
+);
+
+export const createSessionSchema = request(
+  'CreateSession',
+  { gameName: z.string().min(1).max(256), locale: z.string().min(1).max(64).optional() },
+  'Creates the session of this connection, exactly once, before any other request. Answer: SessionCreated.',
+);
+
+export const loadModelSchema = request(
+  'LoadModel',
+  { name: z.string().min(1).max(4096), pinned: z.boolean().optional() },
+  'Loads a catalog model (or GGUF path) ahead of time and holds it for the session. Answer: ModelLoaded.',
+);
+
+export const unloadModelSchema = request(
+  'UnloadModel',
+  { name: z.string().min(1).max(4096) },
+  "Gives back the session's hold on a model and unpins it. Answer: Ack.",
+);
+
+export const listModelsSchema = request('ListModels', {}, 'Models loaded in the server process. Answer: ModelList.');
+
+export const createAgentSchema = request(
+  'CreateAgent',
+  agentOptionsSchema.shape,
+  'Compiles the graph, loads its models and creates the agent. Fields are the createAgent options. Answer: AgentCreated.',
+);
+
+export const destroyAgentSchema = request('DestroyAgent', { agentId }, "Cancels the agent's turn and destroys it. Answer: Ack.");
+
+export const sendMessageSchema = request(
+  'SendMessage',
+  { agentId, text: z.string().max(1_000_000), slots: z.record(z.string(), z.string()).optional() },
+  "Starts a turn. Answer: Ack, then the turn's events (each with this requestId), the last one TurnComplete.",
+);
+
+export const resumeSchema = request(
+  'Resume',
+  { agentId, payload: z.unknown().optional().describe('Tool result (AwaitResult), acknowledgement (PauseAndAcknowledge) or any value.') },
+  'Continues a paused turn. Answer: Ack.',
+);
+
+export const cancelSchema = request('Cancel', { agentId }, "Stops the agent's turn. Answer: Ack, sent after that turn's TurnComplete.");
+
+export const changeAgentParamSchema = request(
+  'ChangeAgentParam',
+  { agentId, node: z.string().min(1), param: z.string().min(1), value: z.unknown() },
+  'Changes one param of one node while Idle or Paused. Answer: Ack.',
+);
+
+export const submitToolResultSchema = request(
+  'SubmitToolResult',
+  { agentId, callId: z.string().min(1), result: z.string() },
+  'Stores the result of a recorded tool call (Idle or Paused). Answer: Ack.',
+);
+
+export const releaseCacheSchema = request('ReleaseCache', { agentId }, "Frees an idle agent's KV memory. Answer: Ack.");
+
+export const exportDialogSchema = request('ExportDialog', { agentId }, "Snapshot of an idle agent's dialog and variables. Answer: Dialog.");
+
+export const importDialogSchema = request(
+  'ImportDialog',
+  { agentId, snapshot: z.unknown().describe('A snapshot from Dialog (object or its JSON text).') },
+  "Replaces an idle agent's dialog and variables. Answer: Ack.",
+);
+
+export const seedHistorySchema = request(
+  'SeedHistory',
+  { agentId, turns: z.array(z.unknown()).describe('Interactions: { userLine, replies?: [{ node, text }], ... }.') },
+  "Replaces an idle agent's history. Answer: Ack.",
+);
+
+/** Every request type, by name. */
+export const clientMessageSchemas = {
+  Hello: helloSchema,
+  CreateSession: createSessionSchema,
+  LoadModel: loadModelSchema,
+  UnloadModel: unloadModelSchema,
+  ListModels: listModelsSchema,
+  CreateAgent: createAgentSchema,
+  DestroyAgent: destroyAgentSchema,
+  SendMessage: sendMessageSchema,
+  Resume: resumeSchema,
+  Cancel: cancelSchema,
+  ChangeAgentParam: changeAgentParamSchema,
+  SubmitToolResult: submitToolResultSchema,
+  ReleaseCache: releaseCacheSchema,
+  ExportDialog: exportDialogSchema,
+  ImportDialog: importDialogSchema,
+  SeedHistory: seedHistorySchema,
+} as const;
+
+export type ClientMessageType = keyof typeof clientMessageSchemas;
+export type ClientMessage = { [Type in ClientMessageType]: z.output<(typeof clientMessageSchemas)[Type]> }[ClientMessageType];
+/** A request as a client writes it (defaults not yet applied). */
+export type ClientMessageInput = { [Type in ClientMessageType]: z.input<(typeof clientMessageSchemas)[Type]> }[ClientMessageType];
+export type RequestId = z.output<typeof requestIdSchema>;
+
+// ---------------------------------------------------------------- server → client
+
+function reply<Type extends string, Shape extends z.ZodRawShape>(type: Type, shape: Shape, description: string) {
+  return z.object({ type: z.literal(type), requestId: requestIdSchema.optional(), ...shape }).describe(description);
+}
+
+const wireErrorSchema = z
+  .object({ code: z.int(), name: z.string(), message: z.string() })
+  .describe('A typed error: stable numeric code, its SPEC name, and a message that says what to fix.');
+
+const loadedModelSchema = z.object({
+  name: z.string(),
+  path: z.string(),
+  pinned: z.boolean(),
+  users: z.int().min(0).describe('Holders (agents, sessions) using it now.'),
+});
+
+export const connectionReadySchema = z
+  .object({
+    type: z.literal('ConnectionReady'),
+    protocolVersion: z.int(),
+    serverVersion: z.string(),
+    authRequired: z.boolean().describe('True when the first message must be Hello with the token.'),
+  })
+  .describe('Sent unasked on accept, before anything else.');
+
+export const ackSchema = reply('Ack', {}, 'The request succeeded.');
+export const sessionCreatedSchema = reply('SessionCreated', { sessionId: z.string() }, 'Answer to CreateSession.');
+export const agentCreatedSchema = reply('AgentCreated', { agentId: z.string() }, 'Answer to CreateAgent.');
+export const modelLoadedSchema = reply('ModelLoaded', { model: loadedModelSchema }, 'Answer to LoadModel.');
+export const modelListSchema = reply('ModelList', { models: z.array(loadedModelSchema) }, 'Answer to ListModels.');
+export const dialogSchema = reply(
+  'Dialog',
+  { snapshot: z.record(z.string(), z.unknown()).describe('Versioned dialog snapshot: { kind, version, interactions, variables }.') },
+  'Answer to ExportDialog.',
+);
+export const errorResponseSchema = reply('ErrorResponse', wireErrorSchema.shape, 'The request (or the frame) was refused.');
+
+const turnEventFields = {
+  agentId: z.string(),
+  eventIndex: z.int().min(0).describe('Position of the event in its turn: 0, 1, 2, ... without gaps.'),
+};
+
+function turnEvent<Type extends string, Shape extends z.ZodRawShape>(type: Type, shape: Shape, description: string) {
+  return reply(type, { ...turnEventFields, ...shape }, description);
+}
+
+const toolCallDisposition = z.enum(['Omit', 'Replay', 'Pause', 'PauseAndAcknowledge', 'AwaitResult']);
+
+export const answerTextEventSchema = turnEvent(
+  'AnswerText',
+  { node: z.string(), text: z.string(), isDelta: z.boolean(), isFinal: z.boolean() },
+  'Reply text: pieces (isDelta) while streaming, whole replies otherwise, and exactly one isFinal per turn just before TurnComplete.',
+);
+export const toolCallEventSchema = turnEvent(
+  'ToolCall',
+  {
+    node: z.string(),
+    callId: z.string(),
+    name: z.string(),
+    arguments: z.unknown().optional(),
+    argumentsJson: z.string(),
+    valid: z.boolean(),
+    error: z.string().optional(),
+    disposition: toolCallDisposition,
+  },
+  'A tool call the model made (invalid ones too).',
+);
+export const nodeEventSchema = turnEvent(
+  'NodeEvent',
+  { node: z.string(), nodeType: z.string(), name: z.string(), data: z.record(z.string(), z.unknown()) },
+  'Something a node reports (completed, a classification, a warning, ...).',
+);
+export const pausedEventSchema = turnEvent(
+  'Paused',
+  {
+    node: z.string(),
+    reason: z.enum(['pauseNode', 'toolCall']),
+    timeoutMs: z.int().min(0),
+    toolCall: z
+      .object({ callId: z.string(), name: z.string(), arguments: z.unknown().optional(), disposition: toolCallDisposition })
+      .optional(),
+  },
+  'The turn waits for Resume (or its timeout).',
+);
+export const turnCompleteEventSchema = turnEvent(
+  'TurnComplete',
+  {
+    status: z.enum(['Success', 'Cancelled', 'Error', 'PauseTimedOut']),
+    tokensGenerated: z.int().min(0),
+    error: wireErrorSchema.optional(),
+    diagnostics: z.record(z.string(), z.unknown()).optional(),
+  },
+  'The last event of every turn, exactly once.',
+);
+
+/** Every message the server sends, by name. */
+export const serverMessageSchemas = {
+  ConnectionReady: connectionReadySchema,
+  Ack: ackSchema,
+  SessionCreated: sessionCreatedSchema,
+  AgentCreated: agentCreatedSchema,
+  ModelLoaded: modelLoadedSchema,
+  ModelList: modelListSchema,
+  Dialog: dialogSchema,
+  ErrorResponse: errorResponseSchema,
+  AnswerText: answerTextEventSchema,
+  ToolCall: toolCallEventSchema,
+  NodeEvent: nodeEventSchema,
+  Paused: pausedEventSchema,
+  TurnComplete: turnCompleteEventSchema,
+} as const;
+
+export type ServerMessageType = keyof typeof serverMessageSchemas;
+export type ServerMessage = { [Type in ServerMessageType]: z.output<(typeof serverMessageSchemas)[Type]> }[ServerMessageType];
+export type WireError = z.output<typeof wireErrorSchema>;
+export type WireLoadedModel = z.output<typeof loadedModelSchema>;
+export type TurnEventMessage = z.output<
+  | typeof answerTextEventSchema
+  | typeof toolCallEventSchema
+  | typeof nodeEventSchema
+  | typeof pausedEventSchema
+  | typeof turnCompleteEventSchema
+>;
+
+/** Server message types that are turn events. */
+export const TURN_EVENT_TYPES: ReadonlySet<string> = new Set(['AnswerText', 'ToolCall', 'NodeEvent', 'Paused', 'TurnComplete']);
