@@ -31,8 +31,8 @@
 //     llama_dialog::TurnComplete done = client.run_until_turn_complete(npc);
 //
 // Errors: every failure is thrown as llama_dialog::Error. An ErrorResponse from the server keeps its
-// SPEC §8 code and name (3004 AgentBusy, ...). Failures on this side of the wire use negative codes
-// (see client_error below), so they never collide with the server's.
+// SPEC §8 code and name (3004 AgentBusy, ...). A lost connection is 5010 ConnectionClosed; other failures
+// on this side of the wire use negative codes (see client_error below), so they never collide with the server's.
 
 #ifndef LLAMA_DIALOG_CLIENT_HPP
 #define LLAMA_DIALOG_CLIENT_HPP
@@ -104,16 +104,27 @@ constexpr int MalformedMessage = 5001;
 constexpr int UnknownMessageType = 5002;
 constexpr int FrameTooLarge = 5003;
 constexpr int ProtocolVersionMismatch = 5004;
+// Beyond SPEC §8's list, named in docs/PROTOCOL.md §4 (library refusals and the server's limits).
+constexpr int InvalidArgument = 4010;
+constexpr int InputTooLong = 4018;
+constexpr int InvalidSnapshot = 4019;
+constexpr int RequestIdInUse = 5005;
+constexpr int AuthenticationFailed = 5006;
+constexpr int ConnectionLimitReached = 5007;
+constexpr int AgentLimitReached = 5008;
+constexpr int OutgoingQueueFull = 5009;
+/// Raised by clients, never sent: the connection was lost (the server closed it, or a send/receive failed).
+constexpr int ConnectionClosed = 5010;
 }  // namespace error_code
 
 /// Codes of failures detected by this client (never sent by a server; negative so they cannot collide).
+/// A lost connection is error_code::ConnectionClosed (5010), the code every llama-dialog client uses for it.
 namespace client_error {
 constexpr int ConnectionFailed = -1;   ///< resolving the host or connecting failed
-constexpr int ConnectionClosed = -2;   ///< the server closed the connection, or a send/receive failed
-constexpr int Timeout = -3;            ///< nothing arrived within the receive timeout
-constexpr int ProtocolViolation = -4;  ///< the server sent something SPEC §9 does not allow here
-constexpr int NotConnected = -5;       ///< a call that needs a connection, made without one
-constexpr int NoTurn = -6;             ///< run_until_turn_complete() for an agent that never had a turn
+constexpr int Timeout = -2;            ///< nothing arrived within the receive timeout
+constexpr int ProtocolViolation = -3;  ///< the server sent something SPEC §9 does not allow here
+constexpr int NotConnected = -4;       ///< a call that needs a connection, made without one
+constexpr int NoTurn = -5;             ///< run_until_turn_complete() for an agent that never had a turn
 }  // namespace client_error
 
 /// Every failure of this client. code() is a SPEC §8 code (from the server, or FrameTooLarge /
@@ -846,7 +857,7 @@ class Client {
       int error = got < 0 ? detail::last_socket_error() : 0;
       if (got < 0 && detail::interrupted(error)) continue;
       close();
-      throw Error(client_error::ConnectionClosed, "ConnectionClosed",
+      throw Error(error_code::ConnectionClosed, "ConnectionClosed",
                   got == 0 ? "the server closed the connection" : detail::socket_error_text(error));
     }
   }
@@ -862,7 +873,7 @@ class Client {
       int error = detail::last_socket_error();
       if (n < 0 && detail::interrupted(error)) continue;
       close();
-      throw Error(client_error::ConnectionClosed, "ConnectionClosed", "send failed: " + detail::socket_error_text(error));
+      throw Error(error_code::ConnectionClosed, "ConnectionClosed", "send failed: " + detail::socket_error_text(error));
     }
   }
 

@@ -357,7 +357,7 @@ void test_client() {
     client.destroy_agent(agent);
     expect_error(ld::client_error::NoTurn, "NoTurn", [&] { client.run_until_turn_complete(agent); },
                  "no turn left for a destroyed agent");
-    expect_error(ld::client_error::ConnectionClosed, "ConnectionClosed", [&] { client.pump(5000); },
+    expect_error(ld::error_code::ConnectionClosed, "ConnectionClosed", [&] { client.pump(5000); },
                  "the server closing the connection");
     check(!client.is_connected(), "closed after the server hung up");
   } catch (const ld::Error& e) {

@@ -1,0 +1,74 @@
+// The C++ client's example (clients/cpp/example.cpp) built with g++ and run against the real server on the
+// tiny synthetic model: connect, create a session and an agent, send a line, answer the graph's pause,
+// print the streamed reply. The client was written from SPEC §9 alone, so this is the check that SPEC is
+// enough to implement a client from. A missing g++ fails this test with a message; it never skips.
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type DialogServer } from '../../src/server/dialog-server.js';
+import { ensureTestModel } from '../helpers/models.js';
+import { buildCppClientProgram, runProgram } from '../helpers/cpp-client-build.js';
+
+let example: string;
+let server: DialogServer | undefined;
+let port: number;
+
+beforeAll(async () => {
+  const [program, modelPath] = await Promise.all([
+    buildCppClientProgram('clients/cpp/example.cpp', 'example'),
+    ensureTestModel('tiny'),
+  ]);
+  example = program;
+  server = createServer({ host: '127.0.0.1', port: 0, session: { models: { tiny: { path: modelPath } } } });
+  port = (await server.listen()).port;
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+/** The example's "key: value" lines. */
+function outputLines(stdout: string): Map<string, string> {
+  const lines = new Map<string, string>();
+  for (const line of stdout.split('\n')) {
+    const colon = line.indexOf(': ');
+    if (colon > 0) lines.set(line.slice(0, colon), line.slice(colon + 2));
+  }
+  return lines;
+}
+
+describe('C++ client example against the real server', () => {
+  it('streams a non-empty answer equal to the final one, resumes the pause, and exits 0', async () => {
+    const closed = once(server!, 'connectionClosed');
+    const result = await runProgram(example, ['127.0.0.1', String(port), 'tiny', 'Good morning, Brom!'], 100_000);
+    const context = `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`;
+    expect(result.code, context).toBe(0);
+
+    const lines = outputLines(result.stdout);
+    expect(lines.get('connected'), context).toMatch(/^protocol 1, server "\d+\.\d+\.\d+/);
+    expect(lines.get('session'), context).toMatch(/\S/);
+    const agentId = lines.get('agent');
+    expect(agentId, context).toMatch(/\S/);
+
+    // The pause came from the graph's Pause node, and the example's resume() was accepted.
+    expect(lines.get('paused'), context).toBe('node think, reason pauseNode');
+    expect(lines.get('resumed'), context).toBe(agentId);
+    expect(lines.get('pauses'), context).toBe('1');
+
+    // Printed as JSON strings, so any bytes the random-weight model writes survive the trip through stdout.
+    const streamed = JSON.parse(lines.get('streamed') ?? 'null') as unknown;
+    const answer = JSON.parse(lines.get('answer') ?? 'null') as unknown;
+    expect(typeof streamed, context).toBe('string');
+    expect((streamed as string).length, context).toBeGreaterThan(0);
+    expect(streamed, context).toBe(answer);
+
+    const status = /^Success, tokens (\d+)$/.exec(lines.get('status') ?? '');
+    expect(status, context).not.toBeNull();
+    expect(Number(status![1])).toBeGreaterThan(0);
+    expect(lines.get('destroyed'), context).toBe(agentId);
+
+    // The example closed its connection on exit; the server closed that session.
+    const [event] = await closed;
+    expect(event.remoteAddress).toMatch(/127\.0\.0\.1/);
+    expect(server!.connectionCount).toBe(0);
+  });
+});
