@@ -512,10 +512,12 @@ inline void ensure_sockets_initialised() {
 }
 /// Waits until `s` is readable: > 0 readable, 0 timed out, < 0 failed (timeout_ms < 0 waits forever).
 inline int wait_readable(socket_handle s, int timeout_ms) {
-  WSAPOLLFD fd{};
-  fd.fd = s;
-  fd.events = POLLRDNORM;
-  return WSAPoll(&fd, 1, timeout_ms);
+  // select(), not WSAPoll: it needs no minimum _WIN32_WINNT, and Winsock's fd_set has no descriptor limit.
+  fd_set readable;
+  FD_ZERO(&readable);
+  FD_SET(s, &readable);
+  timeval timeout{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  return ::select(0, &readable, nullptr, nullptr, timeout_ms < 0 ? nullptr : &timeout);
 }
 inline long send_some(socket_handle s, const char* data, std::size_t size) {
   return ::send(s, data, static_cast<int>(size), 0);
@@ -694,14 +696,14 @@ class Client {
     require_connected();
     int handled = 0;
     std::string payload;
-    while (decoder_.next(payload)) {
+    while (next_payload(payload)) {
       handle_message(message::parse(payload));
       ++handled;
     }
     if (handled > 0) return handled;
     if (detail::wait_readable(socket_, timeout_ms) <= 0) return 0;
     receive_into_decoder();
-    while (decoder_.next(payload)) {
+    while (next_payload(payload)) {
       handle_message(message::parse(payload));
       ++handled;
     }
@@ -833,7 +835,7 @@ class Client {
   json read_message() {
     require_connected();
     std::string payload;
-    while (!decoder_.next(payload)) {
+    while (!next_payload(payload)) {
       if (receive_timeout_ms_ >= 0) {
         int ready = detail::wait_readable(socket_, receive_timeout_ms_);
         if (ready == 0) {
@@ -844,6 +846,15 @@ class Client {
       receive_into_decoder();
     }
     return message::parse(payload);
+  }
+
+  bool next_payload(std::string& payload) {
+    try {
+      return decoder_.next(payload);
+    } catch (const Error&) {
+      close();  // after a bad length prefix the byte stream cannot be resynchronised
+      throw;
+    }
   }
 
   void receive_into_decoder() {

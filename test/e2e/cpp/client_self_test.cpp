@@ -382,6 +382,21 @@ void test_refused_connection() {
   expect_error(ld::client_error::NotConnected, "NotConnected", [&] { client.hello(); }, "a request without a connection");
 }
 
+void test_oversized_frame_closes() {
+  FakeServer server;
+  std::thread fake([&] {
+    server.accept();
+    server.send({{"type", "ConnectionReady"}, {"protocolVersion", 1}, {"serverVersion", "0.0.0-fake"}});
+    server.write(bytes({0x00, 0x00, 0x20, 0x00}));  // announces 2 MiB
+  });
+  ld::Client client;
+  client.set_receive_timeout_ms(10000);
+  client.connect("127.0.0.1", server.port());
+  expect_error(5003, "FrameTooLarge", [&] { client.pump(5000); }, "an incoming frame over 1 MiB");
+  check(!client.is_connected(), "the client closes a connection it can no longer read");
+  fake.join();
+}
+
 }  // namespace
 
 int main() {
@@ -391,6 +406,7 @@ int main() {
   test_event_decoding();
   test_client();
   test_refused_connection();
+  test_oversized_frame_closes();
   std::cout << "checks: " << checks << ", failed: " << failed << "\n";
   return failed == 0 ? 0 : 1;
 }
