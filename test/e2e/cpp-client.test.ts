@@ -4,12 +4,13 @@
 // enough to implement a client from. A missing g++ fails this test with a message; it never skips.
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type DialogServer } from '../../src/server/dialog-server.js';
+import { ModelRegistry, createServer, loadModel, type DialogServer } from '../../src/index.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { buildCppClientProgram, runProgram } from '../helpers/cpp-client-build.js';
 
 let example: string;
 let server: DialogServer | undefined;
+let registry: ModelRegistry;
 let port: number;
 
 beforeAll(async () => {
@@ -18,7 +19,9 @@ beforeAll(async () => {
     ensureTestModel('tiny'),
   ]);
   example = program;
-  server = createServer({ host: '127.0.0.1', port: 0, session: { models: { tiny: { path: modelPath } } } });
+  // A registry of its own, so the test can see that the client's session let go of every model it used.
+  registry = new ModelRegistry({ loader: (options) => loadModel(options), catalog: { tiny: { path: modelPath } } });
+  server = createServer({ host: '127.0.0.1', port: 0, session: { registry } });
   port = (await server.listen()).port;
 });
 
@@ -66,9 +69,10 @@ describe('C++ client example against the real server', () => {
     expect(Number(status![1])).toBeGreaterThan(0);
     expect(lines.get('destroyed'), context).toBe(agentId);
 
-    // The example closed its connection on exit; the server closed that session.
+    // The example closed its connection on exit; the server closed that session and nothing holds the model.
     const [event] = await closed;
     expect(event.remoteAddress).toMatch(/127\.0\.0\.1/);
     expect(server!.connectionCount).toBe(0);
+    expect(registry.status().reduce((holders, model) => holders + model.users, 0)).toBe(0);
   });
 });
