@@ -9,16 +9,16 @@ import { ensureTestModel } from '../helpers/models.js';
 import { buildCppClientProgram, runProgram } from '../helpers/cpp-client-build.js';
 
 let example: string;
+let liveTest: string;
 let server: DialogServer | undefined;
 let registry: ModelRegistry;
 let port: number;
 
 beforeAll(async () => {
-  const [program, modelPath] = await Promise.all([
-    buildCppClientProgram('clients/cpp/example.cpp', 'example'),
-    ensureTestModel('tiny'),
-  ]);
-  example = program;
+  const modelPath = await ensureTestModel('tiny');
+  // One compiler at a time: the machines that run this suite may have two cores.
+  example = await buildCppClientProgram('clients/cpp/example.cpp', 'example');
+  liveTest = await buildCppClientProgram('test/e2e/cpp/client_live_test.cpp', 'client_live_test');
   // A registry of its own, so the test can see that the client's session let go of every model it used.
   registry = new ModelRegistry({ loader: (options) => loadModel(options), catalog: { tiny: { path: modelPath } } });
   server = createServer({ host: '127.0.0.1', port: 0, session: { registry } });
@@ -73,6 +73,21 @@ describe('C++ client example against the real server', () => {
     const [event] = await closed;
     expect(event.remoteAddress).toMatch(/127\.0\.0\.1/);
     expect(server!.connectionCount).toBe(0);
+    expect(registry.status().reduce((holders, model) => holders + model.users, 0)).toBe(0);
+  });
+
+  it('covers every request method and the SPEC refusals over the wire (test/e2e/cpp/client_live_test.cpp)', async () => {
+    const closed = once(server!, 'connectionClosed');
+    const result = await runProgram(liveTest, ['127.0.0.1', String(port), 'tiny'], 100_000);
+    const context = `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`;
+    expect(result.stdout.split('\n').filter((line) => line.startsWith('FAILED')), context).toEqual([]);
+    const summary = /checks: (\d+), failed: (\d+)/.exec(result.stdout);
+    expect(summary, context).not.toBeNull();
+    // The program has this many checks today; fewer would mean a section stopped running.
+    expect(Number(summary![1])).toBeGreaterThanOrEqual(27);
+    expect(Number(summary![2])).toBe(0);
+    expect(result.code, context).toBe(0);
+    await closed;
     expect(registry.status().reduce((holders, model) => holders + model.users, 0)).toBe(0);
   });
 });

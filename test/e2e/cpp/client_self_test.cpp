@@ -5,11 +5,11 @@
 // Prints one line per failed check and a summary "checks: N, failed: M"; exits 1 when any failed.
 
 #include "llama_dialog_client.hpp"
+#include "checks.hpp"
 
 #include <arpa/inet.h>
 
 #include <iostream>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -20,29 +20,8 @@ namespace ld = llama_dialog;
 
 namespace {
 
-std::mutex report_mutex;
-int checks = 0;
-int failed = 0;
-
-void check(bool ok, const std::string& what) {
-  std::lock_guard<std::mutex> lock(report_mutex);
-  ++checks;
-  if (!ok) {
-    ++failed;
-    std::cout << "FAILED: " << what << "\n";
-  }
-}
-
-template <typename Body>
-void expect_error(int code, const std::string& name, Body body, const std::string& what) {
-  try {
-    body();
-    check(false, what + ": no error thrown");
-  } catch (const ld::Error& e) {
-    check(e.code() == code && e.name() == name,
-          what + ": got " + e.name() + " (" + std::to_string(e.code()) + "): " + e.message());
-  }
-}
+using checks::check;
+using checks::expect_error;
 
 std::string bytes(std::initializer_list<int> values) {
   std::string s;
@@ -407,6 +386,5 @@ int main() {
   test_client();
   test_refused_connection();
   test_oversized_frame_closes();
-  std::cout << "checks: " << checks << ", failed: " << failed << "\n";
-  return failed == 0 ? 0 : 1;
+  return checks::summary();
 }
