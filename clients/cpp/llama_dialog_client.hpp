@@ -262,7 +262,7 @@ class FrameDecoder {
   bool next(std::string& payload) {
     if (buffer_.size() - read_offset_ < 4) return false;
     std::uint32_t length = 0;
-    for (int i = 0; i < 4; ++i) {
+    for (std::size_t i = 0; i < 4; ++i) {
       length |= static_cast<std::uint32_t>(static_cast<unsigned char>(buffer_[read_offset_ + i])) << (8 * i);
     }
     if (length > kMaxFramePayloadBytes) {
@@ -488,6 +488,7 @@ namespace detail {
 
 #ifdef _WIN32
 using socket_handle = SOCKET;
+using address_length = int;
 constexpr socket_handle kNoSocket = INVALID_SOCKET;
 inline int last_socket_error() { return WSAGetLastError(); }
 inline std::string socket_error_text(int error) { return "Winsock error " + std::to_string(error); }
@@ -527,6 +528,7 @@ inline long receive_some(socket_handle s, char* data, std::size_t size) {
 }
 #else
 using socket_handle = int;
+using address_length = socklen_t;
 constexpr socket_handle kNoSocket = -1;
 inline int last_socket_error() { return errno; }
 inline std::string socket_error_text(int error) { return std::strerror(error); }
@@ -591,7 +593,7 @@ class Client {
         last_error = detail::last_socket_error();
         continue;
       }
-      if (::connect(s, a->ai_addr, static_cast<int>(a->ai_addrlen)) != 0) {
+      if (::connect(s, a->ai_addr, static_cast<detail::address_length>(a->ai_addrlen)) != 0) {
         last_error = detail::last_socket_error();
         detail::close_socket(s);
         continue;
