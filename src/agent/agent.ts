@@ -168,13 +168,27 @@ export class Agent {
   /**
    * Continues a paused turn. `payload` is the tool result for AwaitResult, the acknowledgement for
    * PauseAndAcknowledge, and available to diagnostics for a Pause node.
-   * @throws LlamaDialogError AgentNotPaused (3012) unless the agent is Paused; AgentAlreadyDestroyed.
+   * A tool result given with `submitToolResult` during the pause is kept: the resume that follows uses it.
+   * @throws LlamaDialogError AgentNotPaused (3012) unless the agent is Paused; AgentAlreadyDestroyed;
+   *   InvalidArgument for an AwaitResult pause resumed without a payload when no result was submitted (the agent
+   *   stays Paused: an empty result would be replayed to the model as if the tool had returned nothing).
    */
   resume(payload?: unknown): void {
     this.assertAlive();
     const runner = this.active?.runner;
     if (this.currentState !== 'Paused' || !runner?.paused) {
       throw new LlamaDialogError('AgentNotPaused', `agent ${this.id} is ${this.currentState}, not Paused`);
+    }
+    const call = runner.pausedFor?.toolCall;
+    if (call?.disposition === 'AwaitResult' && (payload === undefined || payload === null)) {
+      const recorded = this.dialog.current?.toolCalls.find((candidate) => candidate.id === call.callId);
+      if (recorded?.result === null || recorded?.result === undefined) {
+        throw new LlamaDialogError(
+          'InvalidArgument',
+          `resume: tool call ${call.callId} (${call.name}) awaits its result; pass it to resume(result) or ` +
+            `submitToolResult('${call.callId}', result) first`,
+        );
+      }
     }
     runner.resume(payload);
   }

@@ -1,19 +1,12 @@
 import { z } from 'zod';
 import type { SamplingOptions } from '../../engine/types.js';
+import { samplingSchemaShape } from '../../engine/sampling-ranges.js';
 
-/** Sampling params of inference nodes; unset ones take the engine's defaults (SamplingOptions; temperature 0 = greedy). */
-export const samplingParamsShape = {
-  temperature: z.number().min(0).max(5).optional(),
-  topK: z.number().int().min(0).max(100_000).optional(),
-  topP: z.number().min(0).max(1).optional(),
-  minP: z.number().min(0).max(1).optional(),
-  repeatPenalty: z.number().min(0).max(10).optional(),
-  penaltyLastN: z.number().int().min(0).max(65_536).optional(),
-  presencePenalty: z.number().min(-2).max(2).optional(),
-  frequencyPenalty: z.number().min(-2).max(2).optional(),
-  /** 0 = random. */
-  seed: z.number().int().min(0).max(0xffffffff).optional(),
-};
+/**
+ * Sampling params of inference nodes; unset ones take the engine's defaults (SamplingOptions; temperature 0 = greedy).
+ * Their ranges are the engine's own table, so a graph never accepts a value every turn would then fail on.
+ */
+export const samplingParamsShape = samplingSchemaShape();
 
 /** Model and sizes of an inference node: fixed for the agent's life. */
 export const inferenceParamsShape = {

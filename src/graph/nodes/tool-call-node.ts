@@ -148,7 +148,16 @@ class ToolCallNode implements GraphNode {
     const limit = run.dialog.limits.maxItemChars;
     const clipToDialog = (text: string): string =>
       text.length <= limit ? text : `${text.slice(0, limit - 64)}\n[… tool output truncated at ${limit - 64} characters]`;
-    if (params.disposition === 'AwaitResult') {
+    // A result submitted during the pause (submitToolResult) is the tool's answer: the resume never overwrites it.
+    const submitted = run.turn.toolCalls.find((recorded) => recorded.id === callId);
+    const kept = submitted?.status === 'Completed' && submitted.result !== null ? submitted.result : null;
+    const hasPayload = outcome.payload !== undefined && outcome.payload !== null;
+    if (kept !== null) {
+      if (hasPayload && payloadText(outcome.payload, '') !== kept) {
+        run.warn(`tool call ${callId}: the resume payload is ignored; the result submitted during the pause is kept`);
+      }
+    } else if (params.disposition === 'AwaitResult') {
+      // Agent.resume refuses a missing payload when no result was submitted; '' only for an explicit empty result.
       run.dialog.completeToolCall(callId, clipToDialog(payloadText(outcome.payload, '')));
     } else if (params.disposition === 'PauseAndAcknowledge') {
       run.dialog.completeToolCall(callId, clipToDialog(payloadText(outcome.payload, 'acknowledged')));
