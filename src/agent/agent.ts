@@ -61,6 +61,8 @@ export class Agent {
   private readonly random: () => number;
   private readonly onDestroyed: (agent: Agent) => void;
   private readonly currentParams = new Map<string, Readonly<Record<string, unknown>>>();
+  /** Slots the graph's nodes write → the node that writes them: callers may not pass these (never overwritten silently). */
+  private readonly graphSlots = new Map<string, string>();
   private currentState: AgentState = 'Idle';
   private active: ActiveTurn | undefined;
   private turnCounter = 0;
@@ -84,7 +86,10 @@ export class Agent {
     this.dialog = parts.dialog;
     this.random = parts.random;
     this.onDestroyed = parts.onDestroyed;
-    for (const node of parts.graph.nodes.values()) this.currentParams.set(node.name, node.params);
+    for (const node of parts.graph.nodes.values()) {
+      this.currentParams.set(node.name, node.params);
+      for (const slot of node.definition.writesSlots?.(node.params) ?? []) this.graphSlots.set(slot, node.name);
+    }
   }
 
   get state(): AgentState {
@@ -104,7 +109,8 @@ export class Agent {
   /**
    * Starts a turn. Iterate the returned turn for events, or await it for its TurnComplete.
    * @throws LlamaDialogError AgentAlreadyDestroyed; AgentBusy (3004) while a turn is Running or Paused (that turn
-   * is untouched); InvalidArgument for a non-string line or bad slots; InputTooLong over `maxInputLength`.
+   * is untouched); InvalidArgument for a non-string line, bad slots or a slot a node of the graph writes (e.g.
+   * ClassifyIntentLLM's `intent`); InputTooLong over `maxInputLength`.
    */
   sendMessage(text: string, options: SendMessageOptions = {}): Turn {
     this.assertAlive();
@@ -124,6 +130,13 @@ export class Agent {
       throw new LlamaDialogError('InvalidArgument', 'sendMessage: slots must map names to strings');
     }
     for (const [name, value] of Object.entries(slots)) {
+      const writer = this.graphSlots.get(name);
+      if (writer !== undefined) {
+        throw new LlamaDialogError(
+          'InvalidArgument',
+          `sendMessage: slot "${name}" is written by node "${writer}" of this agent's graph; pass your value under another name`,
+        );
+      }
       if (value.length > limits.maxSlotChars) {
         throw new LlamaDialogError('InputTooLong', `sendMessage: slot "${name}" exceeds ${limits.maxSlotChars} characters`);
       }
