@@ -59,6 +59,7 @@ export class Agent {
   private readonly variableStore: AgentVariables;
   private readonly dialog: Dialog;
   private readonly random: () => number;
+  private readonly inferenceTimeoutMs: number;
   private readonly onDestroyed: (agent: Agent) => void;
   private readonly currentParams = new Map<string, Readonly<Record<string, unknown>>>();
   /** Slots the graph's nodes write → the node that writes them: callers may not pass these (never overwritten silently). */
@@ -85,6 +86,7 @@ export class Agent {
     this.variableStore = parts.variables;
     this.dialog = parts.dialog;
     this.random = parts.random;
+    this.inferenceTimeoutMs = parts.settings.inferenceTimeoutMs;
     this.onDestroyed = parts.onDestroyed;
     for (const node of parts.graph.nodes.values()) {
       this.currentParams.set(node.name, node.params);
@@ -401,6 +403,8 @@ export class Agent {
   private inferenceFor(nodeName: string, signal: AbortSignal): HostedInferencePort {
     const cache = this.nodeCaches.get(nodeName);
     if (!cache) throw new LlamaDialogError('InferenceFailed', `internal: node "${nodeName}" has no model`);
-    return inferencePortFor(cache, signal);
+    const own = this.getParams(nodeName).inferenceTimeoutMs;
+    const timeoutMs = typeof own === 'number' && own > 0 ? own : this.inferenceTimeoutMs;
+    return inferencePortFor(cache, signal, timeoutMs);
   }
 }

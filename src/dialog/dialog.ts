@@ -349,12 +349,18 @@ export class Dialog {
       if (itemCount > this.limits.maxItemsPerTurn) {
         throw new LlamaDialogError('InputTooLong', `${where} holds ${itemCount} items, over the limit of ${this.limits.maxItemsPerTurn}`);
       }
+      // Every text field is bounded, as if it had been written turn by turn (SPEC §10): a corrupt save game cannot
+      // put a huge summary into every later system message.
       for (const reply of input.replies) this.checkItemText('reply', reply.text, where);
       for (const call of input.toolCalls) {
         if (seenIds.has(call.id)) throw new LlamaDialogError('InvalidSnapshot', `${where}: tool call id ${call.id} is used twice`);
         seenIds.add(call.id);
+        this.checkItemText('tool call arguments', call.arguments, where);
         if (call.result !== null) this.checkItemText('tool result', call.result, where);
       }
+      for (const item of input.knowledge) this.checkItemText('knowledge', item.text, where);
+      for (const item of input.instructions) this.checkItemText('instruction', item.text, where);
+      for (const summary of input.summaries) this.checkItemText('summary', summary.text, where);
       for (const summary of input.summaries) {
         if (summary.coversThroughTurn > index || summary.coversThroughTurn < lastCoverage) {
           throw new LlamaDialogError(

@@ -28,6 +28,8 @@ export interface NodePromptProjectorOptions {
   trainedContextSize?: number;
   /** Tokens reserved for the reply (1 ≤ maxTokens < contextSize). */
   maxTokens: number;
+  /** The model's vocabulary size: replayed token ids at or above it are re-tokenized from text, with a warning. */
+  vocabSize?: number;
   /** Trim target as a share of the budget (default 0.75). */
   trimTargetRatio?: number;
   /** false: project every turn without history (agent option `maintainDialogueHistory`). Default true. */
@@ -185,6 +187,7 @@ export class NodePromptProjector {
       assembler: this.assembler,
       modelId: this.modelId,
       formatToolCall: options.formatToolCall ?? defaultToolCallFormat,
+      ...(options.vocabSize === undefined ? {} : { vocabSize: options.vocabSize }),
     });
   }
 
@@ -245,6 +248,7 @@ export class NodePromptProjector {
       return { assembled, plan, promptTokens: assembled.tokens.length, fixedTokens, turnTokens };
     };
 
+    warnings.push(...this.planner.takeWarnings());
     const { firstKept, assembly, promptTokensBeforeTrim } = trimHistoryToBudget({
       start,
       currentTurn: current.turn,

@@ -14,6 +14,8 @@ export const inferenceParamsShape = {
   model: z.string().min(1).optional(),
   /** Tokens of the node's KV cache; 0 (default) = the model's trained size. */
   contextSize: z.number().int().min(0).max(1 << 20).default(0),
+  /** Longest time one inference call of this node may run (ms); past it the turn ends InferenceTimeout. 0 (default) = the session's setting. */
+  inferenceTimeoutMs: z.number().int().min(0).max(86_400_000).default(0),
 };
 
 /** Where a node Template goes: before/after the user's line, as its own system message or inside the user message. */
