@@ -285,9 +285,13 @@ describe('item 6: Prefill covers every model node', () => {
     };
     const prefilled = await agentWith(graph, { kvCacheInitialization: 'Prefill' });
     const first = await prefilled.sendMessage('Hello there');
-    // The reference: a warm agent without history whose previous line differs from the first token on, so its cache
-    // holds exactly the static prefix of every node's prompt.
-    const warm = await agentWith(graph, { maintainDialogueHistory: false });
+    // The reference: a warm agent without history (and without the summary, which would join the system messages)
+    // whose previous line differs from the first token on, so its cache holds exactly each prompt's static prefix.
+    const withoutSummary = {
+      ...graph,
+      nodes: graph.nodes.filter((n) => n.name !== 'summary').map((n) => (n.name === 'answer' ? { ...n, exits: { default: null } } : n)),
+    };
+    const warm = await agentWith(withoutSummary, { maintainDialogueHistory: false });
     await warm.sendMessage('Zebra stripes');
     const reference = await warm.sendMessage('Hello there');
     for (const name of ['intent', 'ledger', 'answer']) {
