@@ -468,9 +468,9 @@ describe('item 17: rules that no test could fail before', () => {
 
   it('an Instruction node\'s text reaches a later node\'s Template', async () => {
     const agent = await agentWith({
-      start: 'mood',
+      start: 'set-mood',
       nodes: [
-        { name: 'mood', type: 'Instruction', params: { name: 'mood', text: 'GRUMPY-TODAY' }, exits: { default: 'answer' } },
+        { name: 'set-mood', type: 'Instruction', params: { name: 'mood', text: 'GRUMPY-TODAY' }, exits: { default: 'answer' } },
         {
           name: 'answer',
           type: 'Generate',
