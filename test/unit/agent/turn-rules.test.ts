@@ -20,6 +20,30 @@ const toolGraph = {
   ],
 };
 
+describe('a line over the budget but inside the context', () => {
+  it('is answered without history in the room the context has left (the fake refuses prompt + maxTokens > contextSize, as the engine does)', async () => {
+    const { session, models } = createHarness();
+    const graph = { start: 'answer', nodes: [{ name: 'answer', type: 'Generate', params: { systemPrompt: 'Brom.', contextSize: 200, maxTokens: 40 } }] };
+    const agent = await session.createAgent({ graph, defaultModel: 'm1', enableDiagnostics: true });
+    models.get('m1')!.reply = () => 'y'.repeat(100);
+    const probeAgent = await session.createAgent({ graph, defaultModel: 'm1', enableDiagnostics: true, maintainDialogueHistory: false });
+    // One token per character in the fake: a line of n characters costs n tokens on top of the fixed part.
+    const fixed = nodeInput(await probeAgent.sendMessage('x')).promptTokens - 1;
+    await agent.sendMessage('hi');
+    const line = 'z'.repeat(180 - fixed);
+    const done = await agent.sendMessage(line);
+    expect({ status: done.status, error: done.error?.message }).toEqual({ status: 'Success', error: undefined });
+    const input = nodeInput(done);
+    expect(input.promptTokens).toBeGreaterThan(160);
+    expect(input.prompt.map((m) => m.role)).toEqual(['system', 'user']);
+    expect(agent.history.at(-1)!.replies[0]!.tokens.length).toBe(200 - input.promptTokens);
+  });
+});
+
+function nodeInput(complete: { diagnostics?: { nodes: { input?: unknown }[] } }) {
+  return complete.diagnostics!.nodes[0]!.input as { promptTokens: number; prompt: { role: string; tokens: number }[] };
+}
+
 describe('AwaitResult resume', () => {
   it('refuses resume() without a result (the agent stays Paused); a result submitted during the pause is kept', async () => {
     const { session, models } = createHarness();
