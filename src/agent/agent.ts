@@ -320,6 +320,12 @@ export class Agent {
   importDialog(snapshot: unknown): void {
     this.assertIdle('importDialog');
     const { dialog: probe, variables } = Dialog.fromSnapshot(snapshot, { limits: this.dialog.limits });
+    for (const [name, value] of Object.entries(variables)) {
+      // Variables reach every template: bounded like any other text of the snapshot.
+      if (typeof value === 'string' && value.length > this.dialog.limits.maxItemChars) {
+        throw new LlamaDialogError('InputTooLong', `importDialog: variable "${name}" has ${value.length} characters, over the limit of ${this.dialog.limits.maxItemChars}`);
+      }
+    }
     const checked = new AgentVariables(this.variableStore.toObject());
     checked.replaceAll(variables as Record<string, VariableValue>);
     this.dialog.seed(probe.interactions);

@@ -358,6 +358,11 @@ describe('item 8: snapshots hold no machine paths; import is bounded; foreign to
     const longName = structuredClone(snapshot);
     longName.interactions[0]!.replies[0]!.node = 'n'.repeat(5000);
     expect(() => copy.importDialog(longName)).toThrow(expect.objectContaining({ errorName: 'InvalidSnapshot' }));
+    const hugeVariable = { ...structuredClone(snapshot), variables: { note: 'z'.repeat(70_000) } };
+    const withNote = await agentWith(generate(), { variables: { note: '' } });
+    expect(() => withNote.importDialog(hugeVariable)).toThrow(expect.objectContaining({ errorName: 'InputTooLong' }));
+    expect(withNote.variables).toEqual({ note: '' });
+    await withNote.destroy();
     expect(copy.history).toHaveLength(0);
 
     const corrupt = structuredClone(snapshot);
