@@ -59,8 +59,11 @@ export class Agent {
   private readonly variableStore: AgentVariables;
   private readonly dialog: Dialog;
   private readonly random: () => number;
+  private readonly inferenceTimeoutMs: number;
   private readonly onDestroyed: (agent: Agent) => void;
   private readonly currentParams = new Map<string, Readonly<Record<string, unknown>>>();
+  /** Slots the graph's nodes write → the node that writes them: callers may not pass these (never overwritten silently). */
+  private readonly graphSlots = new Map<string, string>();
   private currentState: AgentState = 'Idle';
   private active: ActiveTurn | undefined;
   private turnCounter = 0;
@@ -83,8 +86,12 @@ export class Agent {
     this.variableStore = parts.variables;
     this.dialog = parts.dialog;
     this.random = parts.random;
+    this.inferenceTimeoutMs = parts.settings.inferenceTimeoutMs;
     this.onDestroyed = parts.onDestroyed;
-    for (const node of parts.graph.nodes.values()) this.currentParams.set(node.name, node.params);
+    for (const node of parts.graph.nodes.values()) {
+      this.currentParams.set(node.name, node.params);
+      for (const slot of node.definition.writesSlots?.(node.params) ?? []) this.graphSlots.set(slot, node.name);
+    }
   }
 
   get state(): AgentState {
@@ -104,7 +111,8 @@ export class Agent {
   /**
    * Starts a turn. Iterate the returned turn for events, or await it for its TurnComplete.
    * @throws LlamaDialogError AgentAlreadyDestroyed; AgentBusy (3004) while a turn is Running or Paused (that turn
-   * is untouched); InvalidArgument for a non-string line or bad slots; InputTooLong over `maxInputLength`.
+   * is untouched); InvalidArgument for a non-string line, bad slots or a slot a node of the graph writes (e.g.
+   * ClassifyIntentLLM's `intent`); InputTooLong over `maxInputLength`.
    */
   sendMessage(text: string, options: SendMessageOptions = {}): Turn {
     this.assertAlive();
@@ -124,6 +132,13 @@ export class Agent {
       throw new LlamaDialogError('InvalidArgument', 'sendMessage: slots must map names to strings');
     }
     for (const [name, value] of Object.entries(slots)) {
+      const writer = this.graphSlots.get(name);
+      if (writer !== undefined) {
+        throw new LlamaDialogError(
+          'InvalidArgument',
+          `sendMessage: slot "${name}" is written by node "${writer}" of this agent's graph; pass your value under another name`,
+        );
+      }
       if (value.length > limits.maxSlotChars) {
         throw new LlamaDialogError('InputTooLong', `sendMessage: slot "${name}" exceeds ${limits.maxSlotChars} characters`);
       }
@@ -168,13 +183,27 @@ export class Agent {
   /**
    * Continues a paused turn. `payload` is the tool result for AwaitResult, the acknowledgement for
    * PauseAndAcknowledge, and available to diagnostics for a Pause node.
-   * @throws LlamaDialogError AgentNotPaused (3012) unless the agent is Paused; AgentAlreadyDestroyed.
+   * A tool result given with `submitToolResult` during the pause is kept: the resume that follows uses it.
+   * @throws LlamaDialogError AgentNotPaused (3012) unless the agent is Paused; AgentAlreadyDestroyed;
+   *   InvalidArgument for an AwaitResult pause resumed without a payload when no result was submitted (the agent
+   *   stays Paused: an empty result would be replayed to the model as if the tool had returned nothing).
    */
   resume(payload?: unknown): void {
     this.assertAlive();
     const runner = this.active?.runner;
     if (this.currentState !== 'Paused' || !runner?.paused) {
       throw new LlamaDialogError('AgentNotPaused', `agent ${this.id} is ${this.currentState}, not Paused`);
+    }
+    const call = runner.pausedFor?.toolCall;
+    if (call?.disposition === 'AwaitResult' && (payload === undefined || payload === null)) {
+      const recorded = this.dialog.current?.toolCalls.find((candidate) => candidate.id === call.callId);
+      if (recorded?.result === null || recorded?.result === undefined) {
+        throw new LlamaDialogError(
+          'InvalidArgument',
+          `resume: tool call ${call.callId} (${call.name}) awaits its result; pass it to resume(result) or ` +
+            `submitToolResult('${call.callId}', result) first`,
+        );
+      }
     }
     runner.resume(payload);
   }
@@ -291,6 +320,12 @@ export class Agent {
   importDialog(snapshot: unknown): void {
     this.assertIdle('importDialog');
     const { dialog: probe, variables } = Dialog.fromSnapshot(snapshot, { limits: this.dialog.limits });
+    for (const [name, value] of Object.entries(variables)) {
+      // Variables reach every template: bounded like any other text of the snapshot.
+      if (typeof value === 'string' && value.length > this.dialog.limits.maxItemChars) {
+        throw new LlamaDialogError('InputTooLong', `importDialog: variable "${name}" has ${value.length} characters, over the limit of ${this.dialog.limits.maxItemChars}`);
+      }
+    }
     const checked = new AgentVariables(this.variableStore.toObject());
     checked.replaceAll(variables as Record<string, VariableValue>);
     this.dialog.seed(probe.interactions);
@@ -374,6 +409,8 @@ export class Agent {
   private inferenceFor(nodeName: string, signal: AbortSignal): HostedInferencePort {
     const cache = this.nodeCaches.get(nodeName);
     if (!cache) throw new LlamaDialogError('InferenceFailed', `internal: node "${nodeName}" has no model`);
-    return inferencePortFor(cache, signal);
+    const own = this.getParams(nodeName).inferenceTimeoutMs;
+    const timeoutMs = typeof own === 'number' && own > 0 ? own : this.inferenceTimeoutMs;
+    return inferencePortFor(cache, signal, timeoutMs);
   }
 }

@@ -73,7 +73,11 @@ export class Session {
     this.settings = {
       toolCallPauseTimeoutMs: host.toolCallPauseTimeoutMs ?? defaultRuntimeSettings.toolCallPauseTimeoutMs,
       maxInputLength: host.maxInputLength ?? defaultRuntimeSettings.maxInputLength,
+      inferenceTimeoutMs: host.inferenceTimeoutMs ?? defaultRuntimeSettings.inferenceTimeoutMs,
     };
+    if (!Number.isInteger(this.settings.inferenceTimeoutMs) || this.settings.inferenceTimeoutMs < 0) {
+      throw new LlamaDialogError('InvalidArgument', `inferenceTimeoutMs must be a non-negative integer (0 = no limit), got ${String(this.settings.inferenceTimeoutMs)}`);
+    }
     this.nodeTypes = host.nodeTypes ?? nodeCatalog;
     this.random = host.random ?? Math.random;
   }

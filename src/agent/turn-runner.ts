@@ -45,6 +45,7 @@ export interface TurnLifecycle {
 export class TurnRunner {
   private readonly controller = new AbortController();
   private pending: ((outcome: PauseOutcome) => void) | undefined;
+  private pendingRequest: PauseRequest | undefined;
   private interaction: Readonly<Interaction> | undefined;
   private latestPartial = '';
   private latestNode = '';
@@ -61,6 +62,11 @@ export class TurnRunner {
   /** True while a node waits for `resume`. */
   get paused(): boolean {
     return this.pending !== undefined;
+  }
+
+  /** What the paused node waits for (its tool call, if any); undefined when not paused. */
+  get pausedFor(): PauseRequest | undefined {
+    return this.pending ? this.pendingRequest : undefined;
   }
 
   /** Continues a paused turn. @returns false when it is not paused. */
@@ -140,7 +146,10 @@ export class TurnRunner {
   private async runNode(nodeName: string, step: number, nodeDiagnostics: NodeDiagnostics[]): Promise<string> {
     const compiled = this.parts.graph.nodes.get(nodeName) as CompiledNode;
     const node = this.parts.nodes.get(nodeName) as GraphNode;
-    if (compiled.definition.finalizesAnswer) this.emitFinal();
+    // A node that runs after the answer (Summarize) sends the turn's final answer first, so the player never waits
+    // for it; placed before any reply it sends nothing yet: the final answer then comes from the answering node.
+    const afterAnswer = compiled.definition.finalizesAnswer === true && this.hasAnswer();
+    if (afterAnswer) this.emitFinal();
     const recorder = new NodeDiagnosticsRecorder(this.parts.enableDiagnostics, { name: nodeName, type: compiled.type, step });
     const started = performance.now();
     const run = this.runContext(compiled, node, step, recorder);
@@ -151,7 +160,14 @@ export class TurnRunner {
       return exit;
     } catch (nodeError) {
       failure = nodeError instanceof Error ? nodeError.message : String(nodeError);
-      throw nodeError;
+      if (!afterAnswer || this.controller.signal.aborted || nodeError instanceof PauseTimedOutSignal) throw nodeError;
+      // The player already has the answer: a failed summary does not turn an answered turn into an Error. Nothing
+      // was written, so the same turns are still pending and the next turn that reaches this node tries again.
+      const message = `${compiled.type} node "${nodeName}" failed after the answer was sent (${failure}); the turn keeps its answer and the work is retried on a later turn`;
+      recorder.warn(message);
+      this.emit({ type: 'nodeEvent', node: nodeName, nodeType: compiled.type, name: 'warning', data: { message } });
+      exit = compiled.definition.exits[0] ?? 'default';
+      return exit;
     } finally {
       const ms = performance.now() - started;
       nodeDiagnostics.push(recorder.finish({ exit, ms, error: failure }));
@@ -206,6 +222,11 @@ export class TurnRunner {
     };
   }
 
+  /** True once the turn has something to answer with (a reply recorded or text streamed). */
+  private hasAnswer(): boolean {
+    return (this.interaction?.replies.length ?? 0) > 0 || this.latestPartial !== '';
+  }
+
   /** The turn's answer, once: the latest reply written during the turn, else the latest streamed text. */
   private emitFinal(): void {
     if (this.finalEmitted) return;
@@ -225,6 +246,7 @@ export class TurnRunner {
         if (timer) clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
         this.pending = undefined;
+        this.pendingRequest = undefined;
         this.lifecycle.resumed();
       };
       const onAbort = (): void => {
@@ -235,6 +257,7 @@ export class TurnRunner {
         settle();
         resolve(outcome);
       };
+      this.pendingRequest = request;
       signal.addEventListener('abort', onAbort, { once: true });
       if (request.timeoutMs > 0) {
         timer = setTimeout(() => this.pending?.({ kind: 'timedOut' }), request.timeoutMs);

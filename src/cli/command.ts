@@ -7,6 +7,8 @@ export interface CliIo {
   stderr: (text: string) => void;
   /** True when stderr is a terminal (progress may redraw one line instead of printing many). */
   stderrIsTty: boolean;
+  /** Where interactive commands (chat) read lines; default process.stdin. Tests pass a scripted stream. */
+  stdin?: NodeJS.ReadableStream;
 }
 
 /** Exit codes of the CLI: 0 success, 1 the command failed, 2 the command line was wrong. */

@@ -9,20 +9,28 @@ export const DIALOG_SNAPSHOT_KIND = 'llama-dialog/dialog';
 
 const timestamp = z.number().finite().nonnegative();
 const text = z.string();
+/**
+ * Names and ids (node, tool, model, source, slot and instruction names): bounded here. Texts (lines, replies,
+ * tool arguments and results, knowledge, instructions, summaries) are bounded by the dialog's limits on import.
+ */
+export const SNAPSHOT_NAME_MAX_CHARS = 1024;
+const name = z.string().max(SNAPSHOT_NAME_MAX_CHARS);
+/** Token ids per reply: generous (a token may be a fraction of a character) yet finite. */
+export const SNAPSHOT_MAX_REPLY_TOKENS = 1 << 20;
 
 const replySchema = z.strictObject({
-  node: text,
+  node: name,
   text,
-  tokens: z.array(z.int().nonnegative()).default([]),
+  tokens: z.array(z.int().nonnegative().max(0x7fff_ffff)).max(SNAPSHOT_MAX_REPLY_TOKENS).default([]),
   historyRole: z.enum(['Assistant', 'None']).default('Assistant'),
-  model: z.string().nullable().default(null),
+  model: name.nullable().default(null),
   createdAt: timestamp.default(0),
 });
 
 const toolCallSchema = z.strictObject({
-  id: z.string().min(1),
-  node: text,
-  name: z.string().min(1),
+  id: name.min(1),
+  node: name,
+  name: name.min(1),
   arguments: text.default('{}'),
   result: text.nullable().default(null),
   disposition: z.enum(['Omit', 'Replay', 'Pause', 'PauseAndAcknowledge', 'AwaitResult']).default('Omit'),
@@ -33,19 +41,19 @@ const toolCallSchema = z.strictObject({
 
 const knowledgeSchema = z.strictObject({
   text,
-  source: z.string().nullable().default(null),
+  source: name.nullable().default(null),
   score: z.number().finite().nullable().default(null),
-  node: z.string().nullable().default(null),
+  node: name.nullable().default(null),
 });
 
 const instructionSchema = z.strictObject({
-  name: text,
+  name,
   text,
-  node: z.string().nullable().default(null),
+  node: name.nullable().default(null),
 });
 
 const summarySchema = z.strictObject({
-  node: text,
+  node: name,
   text,
   coversThroughTurn: z.int().nonnegative(),
   createdAt: timestamp.default(0),
@@ -55,7 +63,7 @@ const summarySchema = z.strictObject({
 export const interactionInputSchema = z.strictObject({
   turn: z.int().nonnegative().optional(),
   userLine: text,
-  slots: z.record(z.string(), z.string()).default({}),
+  slots: z.record(name, z.string()).default({}),
   replies: z.array(replySchema).default([]),
   toolCalls: z.array(toolCallSchema).default([]),
   knowledge: z.array(knowledgeSchema).default([]),

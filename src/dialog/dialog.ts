@@ -55,7 +55,8 @@ export interface LatestSummary extends Readonly<SummaryRecord> {
  * trimmed, the dialog never is). Mutators validate first and change nothing when they throw.
  *
  * `revision` changes on every mutation; `epoch` changes only when earlier history is replaced or edited
- * (seed, edit, truncate, import), which tells prompt projectors to forget their per-node trim watermark.
+ * (seed, edit, truncate, import); `firstTurnEditedSince` tells prompt projectors from which turn on their per-node
+ * trim watermark no longer holds.
  */
 export class Dialog {
   readonly limits: Readonly<DialogLimits>;
@@ -64,6 +65,8 @@ export class Dialog {
   private revisionCounter = 0;
   private epochCounter = 0;
   private toolCallCounter = 0;
+  /** Earliest turn each history edit touched, by the epoch it started: what a projector needs to keep its watermark. */
+  private readonly edits: { epoch: number; fromTurn: number }[] = [];
 
   constructor(options: DialogOptions = {}) {
     this.limits = Object.freeze({ ...DEFAULT_DIALOG_LIMITS, ...options.limits });
@@ -97,6 +100,16 @@ export class Dialog {
   /** Changes when earlier history is replaced or edited (not when a turn is appended or the current turn grows). */
   get epoch(): number {
     return this.epochCounter;
+  }
+
+  /**
+   * The earliest turn changed or removed by the edits made after `epoch` (Infinity when none): turns before it are
+   * exactly as they were then, so a node's trim watermark below it still holds (docs/NOTES.md "Edits and trimming").
+   */
+  firstTurnEditedSince(epoch: number): number {
+    let first = Number.POSITIVE_INFINITY;
+    for (const edit of this.edits) if (edit.epoch > epoch) first = Math.min(first, edit.fromTurn);
+    return first;
   }
 
   /**
@@ -259,7 +272,7 @@ export class Dialog {
     const interaction = this.requireTurn(turn);
     this.checkUserLine(userLine);
     interaction.userLine = userLine;
-    this.touch(true);
+    this.touch(true, turn);
   }
 
   /**
@@ -272,7 +285,7 @@ export class Dialog {
     this.checkItemText('reply', text);
     reply.text = text;
     reply.tokens = [];
-    this.touch(true);
+    this.touch(true, turn);
   }
 
   /** Removes turn `fromTurn` and every later turn. @throws `InvalidArgument` */
@@ -281,7 +294,7 @@ export class Dialog {
       throw new LlamaDialogError('InvalidArgument', `Cannot truncate at turn ${fromTurn} of a ${this.items.length}-turn dialog`);
     }
     this.items.length = fromTurn;
-    this.touch(true);
+    this.touch(true, fromTurn);
   }
 
   /**
@@ -336,12 +349,18 @@ export class Dialog {
       if (itemCount > this.limits.maxItemsPerTurn) {
         throw new LlamaDialogError('InputTooLong', `${where} holds ${itemCount} items, over the limit of ${this.limits.maxItemsPerTurn}`);
       }
+      // Every text field is bounded, as if it had been written turn by turn (SPEC §10): a corrupt save game cannot
+      // put a huge summary into every later system message.
       for (const reply of input.replies) this.checkItemText('reply', reply.text, where);
       for (const call of input.toolCalls) {
         if (seenIds.has(call.id)) throw new LlamaDialogError('InvalidSnapshot', `${where}: tool call id ${call.id} is used twice`);
         seenIds.add(call.id);
+        this.checkItemText('tool call arguments', call.arguments, where);
         if (call.result !== null) this.checkItemText('tool result', call.result, where);
       }
+      for (const item of input.knowledge) this.checkItemText('knowledge', item.text, where);
+      for (const item of input.instructions) this.checkItemText('instruction', item.text, where);
+      for (const summary of input.summaries) this.checkItemText('summary', summary.text, where);
       for (const summary of input.summaries) {
         if (summary.coversThroughTurn > index || summary.coversThroughTurn < lastCoverage) {
           throw new LlamaDialogError(
@@ -357,14 +376,21 @@ export class Dialog {
   }
 
   private replaceItems(items: Interaction[]): void {
+    // A seed or import that repeats the start of the current history edits only from the first turn that differs.
+    let same = 0;
+    while (same < items.length && same < this.items.length && sameInteraction(items[same]!, this.items[same]!)) same++;
+    const fromTurn = same === items.length && same === this.items.length ? items.length : same;
     this.items = items;
     this.toolCallCounter = items.reduce((count, item) => count + item.toolCalls.length, 0);
-    this.touch(true);
+    this.touch(true, fromTurn);
   }
 
-  private touch(historyEdited: boolean): void {
+  private touch(historyEdited: boolean, fromTurn = 0): void {
     this.revisionCounter++;
-    if (historyEdited) this.epochCounter++;
+    if (historyEdited) {
+      this.epochCounter++;
+      this.edits.push({ epoch: this.epochCounter, fromTurn });
+    }
   }
 
   private requireCurrent(): Interaction {
@@ -424,4 +450,19 @@ export class Dialog {
       throw new LlamaDialogError('InputTooLong', `Turn ${turn.turn} already holds ${count} items, the limit per turn`);
     }
   }
+}
+
+/** True when two interactions hold the same content (timestamps aside: a save game keeps them, a seed may not). */
+function sameInteraction(a: Readonly<Interaction>, b: Readonly<Interaction>): boolean {
+  const content = (item: Readonly<Interaction>): string =>
+    JSON.stringify({
+      userLine: item.userLine,
+      slots: item.slots,
+      replies: item.replies.map(({ createdAt: _created, ...rest }) => rest),
+      toolCalls: item.toolCalls.map(({ createdAt: _created, completedAt: _completed, ...rest }) => rest),
+      knowledge: item.knowledge,
+      instructions: item.instructions,
+      summaries: item.summaries.map(({ createdAt: _created, ...rest }) => rest),
+    });
+  return content(a) === content(b);
 }

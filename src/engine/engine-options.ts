@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { KV_CACHE_TYPES } from './types.js';
+import { samplingSchemaShape } from './sampling-ranges.js';
 import { describeFirstIssue, parseOrThrow } from '../util/validation.js';
 
 /** Parses `value` with `schema`; the first issue becomes the message, the ZodError the cause. */
@@ -34,19 +35,8 @@ export const contextOptionsSchema = z
     path: ['flashAttention'],
   });
 
-export const samplingOptionsSchema = z
-  .object({
-    temperature: z.number().min(0).max(100).optional(),
-    topK: z.number().int().min(0).optional(),
-    topP: z.number().gt(0).max(1).optional(),
-    minP: z.number().min(0).max(1).optional(),
-    repeatPenalty: z.number().gt(0).max(100).optional(),
-    penaltyLastN: z.number().int().min(0).max(1_048_576).optional(),
-    presencePenalty: z.number().min(-100).max(100).optional(),
-    frequencyPenalty: z.number().min(-100).max(100).optional(),
-    seed: z.number().int().min(0).max(0xffff_ffff).optional(),
-  })
-  .strict();
+/** Built from the one table of sampling ranges (sampling-ranges.ts), which graph nodes use too. */
+export const samplingOptionsSchema = z.object(samplingSchemaShape()).strict();
 
 export const generateOptionsSchema = z
   .object({

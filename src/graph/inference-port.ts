@@ -27,7 +27,10 @@ export interface ScoreResult {
  * call carries the turn's cancellation; a call cancelled before it starts rejects with Aborted.
  */
 export interface InferencePort {
-  /** Identity of the model (its resolved file path): replies carry it so their token ids can be replayed. */
+  /**
+   * Identity of the model (its catalog name, or its file name when given by path; never a machine path): replies
+   * carry it so their token ids can be replayed, and save games carry the replies.
+   */
   readonly modelId: string;
   readonly modelInfo: ModelInfo;
   /** The model's tokenizer, for building prompts and labels. */

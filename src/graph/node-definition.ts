@@ -11,8 +11,9 @@ export interface GraphNode {
   /** Runs the node once for the current turn (current params in `run.params`) and returns the exit it takes. */
   execute(run: NodeRunContext): Promise<string>;
   /**
-   * Decodes the node's static prompt prefix (its system message) so the first turn starts fast; called at agent
-   * creation when kvCacheInitialization is Prefill. Nodes without a static prefix leave it out.
+   * Decodes the node's static prompt prefix (everything its first prompt starts with before the turn's own text:
+   * system prompt, tool definitions, classifier options) so the first turn evaluates only its own tokens; called at
+   * agent creation when kvCacheInitialization is Prefill. Every node with a model has one.
    */
   prefill?(context: NodePrefillContext): Promise<void>;
 }
@@ -68,6 +69,11 @@ export interface NodeDefinition<P extends Record<string, unknown> = Record<strin
   checkSizes?(params: P, context: NodeSizeContext): string | undefined;
   /** Agent variables (strings) the node writes; declared at agent creation so templates can read them. */
   writesVariables?(params: P): readonly string[];
+  /**
+   * Slots of the current turn the node writes (e.g. ClassifyIntentLLM's `intent`). They belong to the graph: a
+   * `sendMessage` that passes a slot of the same name is refused rather than silently overwritten.
+   */
+  writesSlots?(params: P): readonly string[];
   /** Creates the node's per-agent instance (called once per agent). */
   create(node: CompiledNode): GraphNode;
 }

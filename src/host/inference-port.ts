@@ -11,9 +11,15 @@ import type { NodeCache } from './node-cache.js';
  * and carries `signal` (the turn's cancellation; none for a prefill at agent creation). Taking the port starts a
  * new period of the cache's miss facts, so build one per node step.
  */
-export function inferencePortFor(cache: NodeCache, signal?: AbortSignal): HostedInferencePort {
-  return new ScheduledInferencePort(cache, signal);
+export function inferencePortFor(cache: NodeCache, signal?: AbortSignal, timeoutMs = 0): HostedInferencePort {
+  return new ScheduledInferencePort(cache, signal, timeoutMs);
 }
+
+/**
+ * After a timeout aborts a call, how long the queue waits for the engine to give the context back before it moves on
+ * anyway: an abort lands within one token, so this only matters for a call that is truly stuck.
+ */
+const ABORT_GRACE_MS = 1000;
 
 /** The port as the host hands it out: what the node sees, plus the cache facts the diagnostics need. */
 export interface HostedInferencePort extends InferencePort {
@@ -32,9 +38,10 @@ class ScheduledInferencePort implements HostedInferencePort {
   constructor(
     private readonly cache: NodeCache,
     private readonly signal: AbortSignal | undefined,
+    private readonly timeoutMs: number,
   ) {
-    const { model, path } = cache.lease;
-    this.modelId = path;
+    const { model, id } = cache.lease;
+    this.modelId = id;
     this.modelInfo = model.info;
     this.tokenizer = model;
     this.prompts = promptKitFor(model);
@@ -43,35 +50,84 @@ class ScheduledInferencePort implements HostedInferencePort {
   }
 
   generate(request: GenerateRequest): Promise<GenerateResult> {
-    const options: GenerateOptions = { prompt: request.prompt, maxTokens: request.maxTokens, signal: this.signal };
-    if (request.sampling) options.sampling = request.sampling;
-    if (request.stop && request.stop.length > 0) options.stop = request.stop;
-    if (request.onToken) options.onToken = request.onToken;
-    return this.schedule((context) => context.generate(options));
+    return this.schedule((context, signal) => {
+      const options: GenerateOptions = { prompt: request.prompt, maxTokens: request.maxTokens, signal };
+      if (request.sampling) options.sampling = request.sampling;
+      if (request.stop && request.stop.length > 0) options.stop = request.stop;
+      if (request.onToken) options.onToken = request.onToken;
+      return context.generate(options);
+    });
   }
 
   score(prompt: Int32Array, candidates: Int32Array): Promise<ScoreResult> {
-    return this.schedule(async (context) => {
+    return this.schedule(async (context, signal) => {
       // scoreNext reports no reuse figures: the mirror before the call says what the cache keeps.
       const reused = commonPrefixLength(context.tokens, prompt);
-      const scores = await context.scoreNext(prompt, candidates, { signal: this.signal });
+      const scores = await context.scoreNext(prompt, candidates, signal ? { signal } : {});
       return { scores, reused, evaluated: prompt.length - reused };
     });
   }
 
   async prefill(tokens: Int32Array): Promise<void> {
-    await this.schedule((context) => context.evaluate(tokens));
+    await this.schedule((context, signal) => context.evaluate(tokens, signal ? { signal } : {}));
   }
 
   release(): Promise<void> {
     return this.cache.lease.scheduler.run(() => this.cache.release(), this.signal);
   }
 
-  private schedule<T>(job: (context: InferenceContext) => Promise<T>): Promise<T> {
+  private schedule<T>(job: (context: InferenceContext, signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
     const signal = this.signal;
     return this.cache.lease.scheduler.run(async () => {
       if (signal?.aborted) throw new LlamaDialogError('Aborted', 'turn cancelled');
-      return job(await this.cache.get());
+      if (this.timeoutMs <= 0) return job(await this.cache.get(), signal);
+      return this.withTimeout(job, signal);
     }, signal);
+  }
+
+  /**
+   * Runs a job under the time limit, which starts when the model starts the job (waiting in the queue does not
+   * count). Past it the job is aborted and InferenceTimeout (4002) is thrown; the queue moves on once the engine has
+   * let go of the context (or after a short grace for a call that ignores the abort).
+   */
+  private async withTimeout<T>(
+    job: (context: InferenceContext, signal: AbortSignal) => Promise<T>,
+    turnSignal: AbortSignal | undefined,
+  ): Promise<T> {
+    const controller = new AbortController();
+    const onTurnAbort = (): void => controller.abort();
+    turnSignal?.addEventListener('abort', onTurnAbort, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<'expired'>((resolve) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        resolve('expired');
+      }, this.timeoutMs);
+    });
+    const work = (async () => job(await this.cache.get(), controller.signal))();
+    // Once expired nobody awaits the work: its late failure (an abort error) must not surface as unhandled.
+    work.catch(() => undefined);
+    try {
+      const first = await Promise.race([work.then(() => 'done' as const), expired]);
+      if (first === 'done') return await work;
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([
+        work.then(
+          () => undefined,
+          () => undefined,
+        ),
+        new Promise<void>((resolve) => {
+          grace = setTimeout(resolve, ABORT_GRACE_MS);
+        }),
+      ]);
+      clearTimeout(grace);
+      throw new LlamaDialogError(
+        'InferenceTimeout',
+        `inference on model ${this.modelId} took longer than ${this.timeoutMs} ms and was stopped; raise inferenceTimeoutMs or lower maxTokens`,
+      );
+    } finally {
+      clearTimeout(timer);
+      turnSignal?.removeEventListener('abort', onTurnAbort);
+    }
   }
 }

@@ -1,5 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
-import { resolve as resolvePath } from 'node:path';
+import { basename, resolve as resolvePath } from 'node:path';
 import { LlamaDialogError, isLlamaDialogError } from '../errors.js';
 import type { RuntimeModel } from '../engine/types.js';
 import type { ModelLoader } from './model-loader.js';
@@ -43,8 +43,13 @@ interface RegistryEntry {
  */
 export interface ModelLease {
   readonly name: string;
-  /** Resolved file path: the model's identity. */
+  /** Resolved file path: the model's identity inside this process. */
   readonly path: string;
+  /**
+   * The model's name as it goes into dialogs and save games: its catalog name, or the file name for a model given by
+   * path. Never the absolute path, so a snapshot holds no machine paths and moves between machines.
+   */
+  readonly id: string;
   readonly model: RuntimeModel;
   readonly scheduler: ModelScheduler;
   release(): Promise<void>;
@@ -106,6 +111,7 @@ export class ModelRegistry {
     return {
       name: entry.name,
       path: entry.path,
+      id: this.idOf(reference, entry.path),
       model,
       scheduler: entry.scheduler,
       release: async () => {
@@ -140,6 +146,13 @@ export class ModelRegistry {
     const entries = [...this.loaded.values()];
     this.loaded.clear();
     await Promise.all(entries.map(async (entry) => (await entry.loading.catch(() => undefined))?.dispose()));
+  }
+
+  /** The catalog name `reference` means, else the first catalog name of the same file, else the file name. */
+  private idOf(reference: string, key: string): string {
+    if (this.catalog.has(reference)) return reference;
+    for (const [name, entry] of this.catalog) if (resolvePath(entry.path) === key) return name;
+    return basename(key);
   }
 
   private keyOf(reference: string): string {

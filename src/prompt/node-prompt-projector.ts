@@ -28,6 +28,8 @@ export interface NodePromptProjectorOptions {
   trainedContextSize?: number;
   /** Tokens reserved for the reply (1 ≤ maxTokens < contextSize). */
   maxTokens: number;
+  /** The model's vocabulary size: replayed token ids at or above it are re-tokenized from text, with a warning. */
+  vocabSize?: number;
   /** Trim target as a share of the budget (default 0.75). */
   trimTargetRatio?: number;
   /** false: project every turn without history (agent option `maintainDialogueHistory`). Default true. */
@@ -103,6 +105,11 @@ export interface ProjectionDiagnostics {
 
 export interface PromptProjection {
   tokens: Int32Array;
+  /**
+   * Tokens the reply may take: maxTokens, or less when the prompt is over the budget (no history, SPEC §3.3) and
+   * only the rest of the context is left; always ≥ 1 (a prompt that leaves no room is a ContextOverflow).
+   */
+  replyTokens: number;
   messages: ProjectedMessage[];
   diagnostics: ProjectionDiagnostics;
 }
@@ -180,6 +187,7 @@ export class NodePromptProjector {
       assembler: this.assembler,
       modelId: this.modelId,
       formatToolCall: options.formatToolCall ?? defaultToolCallFormat,
+      ...(options.vocabSize === undefined ? {} : { vocabSize: options.vocabSize }),
     });
   }
 
@@ -209,7 +217,11 @@ export class NodePromptProjector {
     const warnings: string[] = [];
     const previous = this.previous;
     const historyEdited = previous !== null && (previous.dialog !== dialog || previous.epoch !== dialog.epoch);
-    let watermark = historyEdited ? 0 : Math.min(this.watermarkTurn, current.turn);
+    // The trimming rule survives edits (docs/NOTES.md "Edits and trimming"): a dropped turn stays dropped unless an
+    // edit removed it or changed a turn at or before it; only then does the watermark move back, to that turn.
+    const editedFrom =
+      previous === null || !historyEdited ? Number.POSITIVE_INFINITY : previous.dialog !== dialog ? 0 : dialog.firstTurnEditedSince(previous.epoch);
+    let watermark = Math.min(this.watermarkTurn, editedFrom, current.turn);
 
     const summary = this.useSummary ? dialog.latestSummary() : null;
     const coverageStart = summary === null ? 0 : Math.min(summary.coversThroughTurn + 1, current.turn);
@@ -236,6 +248,7 @@ export class NodePromptProjector {
       return { assembled, plan, promptTokens: assembled.tokens.length, fixedTokens, turnTokens };
     };
 
+    warnings.push(...this.planner.takeWarnings());
     const { firstKept, assembly, promptTokensBeforeTrim } = trimHistoryToBudget({
       start,
       currentTurn: current.turn,
@@ -246,9 +259,13 @@ export class NodePromptProjector {
     const { assembled, plan } = assembly;
     const trimmed = firstKept > start;
     if (promptTokensBeforeTrim > this.budget.budget && assembled.tokens.length > this.budget.budget) {
+      // SPEC §3.3: over the budget but inside the context, the turn is still answered, without history; the reply
+      // gets whatever room the context has left (the projection's `replyTokens`), at least one token.
+      const room = Math.min(this.budget.maxTokens, this.budget.contextSize - assembled.tokens.length);
       warnings.push(
         `Node ${this.node}: the system message and the current turn take ${assembled.tokens.length} tokens, over the ` +
-          `prompt budget of ${this.budget.budget}; the model sees no history`,
+          `prompt budget of ${this.budget.budget}; the model sees no history and the reply gets the ${room} tokens left ` +
+          `of the context (maxTokens ${this.budget.maxTokens})`,
       );
     }
     if (assembled.tokens.length >= this.budget.contextSize) {
@@ -298,6 +315,7 @@ export class NodePromptProjector {
     return {
       tokens: assembled.tokens,
       messages,
+      replyTokens: Math.min(this.budget.maxTokens, this.budget.contextSize - assembled.tokens.length),
       diagnostics: {
         node: this.node,
         promptTokens: assembled.tokens.length,

@@ -35,6 +35,8 @@ export interface ProjectionPlannerOptions {
   modelId: string | null;
   /** How a replayed call reads as an assistant message. */
   formatToolCall: (call: Readonly<ToolCallRecord>) => string;
+  /** Token ids at or above it are not the model's: such a reply is re-tokenized from its text. Unset: no check. */
+  vocabSize?: number;
 }
 
 /**
@@ -46,6 +48,9 @@ export interface ProjectionPlannerOptions {
 export class ProjectionPlanner {
   private readonly replayIds = new WeakMap<Reply, Int32Array>();
   private readonly toolOutputs = new Map<string, string>();
+  /** Replies found with ids outside the vocabulary (e.g. a corrupt save game): re-tokenized, warned about once. */
+  private readonly foreignIds = new WeakSet<Reply>();
+  private pendingWarnings: string[] = [];
 
   constructor(private readonly options: ProjectionPlannerOptions) {}
 
@@ -126,11 +131,28 @@ export class ProjectionPlanner {
     return events.flatMap((event) => event.messages);
   }
 
+  /** Warnings found while planning since the last call (each reply with foreign ids is reported once). */
+  takeWarnings(): string[] {
+    const warnings = this.pendingWarnings;
+    this.pendingWarnings = [];
+    return warnings;
+  }
+
   private replayTokens(reply: Readonly<Reply>): Int32Array | null {
-    const { modelId } = this.options;
+    const { modelId, vocabSize } = this.options;
     if (modelId === null || reply.model !== modelId || reply.tokens.length === 0) return null;
+    if (this.foreignIds.has(reply)) return null;
     let ids = this.replayIds.get(reply);
     if (ids === undefined || ids.length !== reply.tokens.length) {
+      // Checked at the first turn that replays them (import cannot know the model): ids the model does not have would
+      // be an engine error on every later turn, so the reply falls back to its text.
+      if (vocabSize !== undefined && reply.tokens.some((token) => token >= vocabSize)) {
+        this.foreignIds.add(reply);
+        this.pendingWarnings.push(
+          `Node ${this.options.node}: a reply of node ${reply.node} holds token ids outside the model's vocabulary of ${vocabSize}; it is re-tokenized from its text`,
+        );
+        return null;
+      }
       ids = Int32Array.from(reply.tokens);
       this.replayIds.set(reply, ids);
     }

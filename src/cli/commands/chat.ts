@@ -7,6 +7,7 @@ import { Session } from '../../agent/session.js';
 import { ensureDefaultModel } from '../../synthetic/default-model.js';
 import { defaultChatGraph } from '../default-chat-graph.js';
 import type { TurnDiagnostics } from '../../diag/turn-diagnostics.js';
+import type { PausedEvent } from '../../agent/turn-events.js';
 import { LlamaDialogError } from '../../errors.js';
 import { defineCommand, ExitCode, type CliIo } from '../command.js';
 
@@ -59,16 +60,24 @@ Options:
         enableDiagnostics: true,
         engine: options.threads ? { threads: options.threads } : {},
       });
-      const interactive = process.stdin.isTTY === true;
-      const lines = createInterface({ input: process.stdin, terminal: interactive });
+      const input = io.stdin ?? process.stdin;
+      const interactive = (input as { isTTY?: boolean }).isTTY === true;
+      const lines = createInterface({ input, terminal: interactive });
+      // One reader for both the player's lines and the answers to a paused turn, so a pause never waits on a
+      // line the main loop already took (and the end of the input ends a pause too).
+      const reader = lines[Symbol.asyncIterator]();
+      const readLine = async (): Promise<string | undefined> => {
+        const next = await reader.next();
+        return next.done ? undefined : next.value;
+      };
       if (interactive) io.stdout('Type a line and press Enter; /quit to leave.\nyou> ');
       let turnNumber = 0;
-      for await (const raw of lines) {
+      for (let raw = await readLine(); raw !== undefined; raw = await readLine()) {
         const line = raw.trim();
         if (QUIT_COMMANDS.has(line)) break;
         if (line !== '') {
           turnNumber += 1;
-          await chatTurn(agent.sendMessage(line), turnNumber, io, options.diagnostics);
+          await chatTurn(agent, agent.sendMessage(line), { turnNumber, io, printDiagnostics: options.diagnostics, readLine });
         }
         if (interactive) io.stdout('you> ');
       }
@@ -80,14 +89,27 @@ Options:
   },
 });
 
-type ChatTurn = ReturnType<Awaited<ReturnType<Session['createAgent']>>['sendMessage']>;
+type ChatAgent = Awaited<ReturnType<Session['createAgent']>>;
+type ChatTurn = ReturnType<ChatAgent['sendMessage']>;
 
-async function chatTurn(turn: ChatTurn, turnNumber: number, io: CliIo, printDiagnostics: boolean): Promise<void> {
+interface ChatTurnContext {
+  turnNumber: number;
+  io: CliIo;
+  printDiagnostics: boolean;
+  readLine: () => Promise<string | undefined>;
+}
+
+async function chatTurn(agent: ChatAgent, turn: ChatTurn, context: ChatTurnContext): Promise<void> {
+  const { io, turnNumber, printDiagnostics } = context;
   const started = performance.now();
   let firstTextMs: number | null = null;
   let streamed = false;
   io.stdout('npc> ');
   for await (const event of turn) {
+    if (event.type === 'paused') {
+      await answerPause(agent, event, context);
+      continue;
+    }
     if (event.type !== 'answerText') continue;
     if (event.isDelta && event.text !== '') {
       firstTextMs ??= performance.now() - started;
@@ -107,6 +129,39 @@ async function chatTurn(turn: ChatTurn, turnNumber: number, io: CliIo, printDiag
   if (complete.diagnostics) {
     io.stdout(describeCacheFigures(complete.diagnostics, turnNumber, firstTextMs, turnMs));
     if (printDiagnostics) io.stdout(`${JSON.stringify(complete.diagnostics, null, 2)}\n`);
+  }
+}
+
+/**
+ * A paused turn asks the player: the tool result for AwaitResult, an optional acknowledgement for
+ * PauseAndAcknowledge, just Enter otherwise. The end of the input cancels the turn, so chat never hangs on a pause.
+ */
+async function answerPause(agent: ChatAgent, event: PausedEvent, context: ChatTurnContext): Promise<void> {
+  const { io } = context;
+  const call = event.toolCall;
+  const disposition = call?.disposition;
+  const what = call ? `tool call ${call.name}(${JSON.stringify(call.arguments)})` : `node ${event.node}`;
+  const ask =
+    disposition === 'AwaitResult'
+      ? 'type the tool result and press Enter'
+      : disposition === 'PauseAndAcknowledge'
+        ? 'press Enter to acknowledge (or type an acknowledgement)'
+        : 'press Enter to continue';
+  io.stdout(`\n[paused at ${what}: ${ask}]\nresume> `);
+  const line = await context.readLine();
+  if (line === undefined) {
+    io.stdout('\n[input ended while paused: cancelling the turn]\n');
+    void agent.cancel();
+    return;
+  }
+  const text = line.trim();
+  const payload = disposition === 'AwaitResult' ? text : disposition === 'PauseAndAcknowledge' && text !== '' ? text : undefined;
+  try {
+    agent.resume(payload);
+    io.stdout('npc> ');
+  } catch (error) {
+    // The pause may have timed out while the player typed: the turn goes on without this answer.
+    io.stdout(`[not resumed: ${error instanceof Error ? error.message : String(error)}]\n`);
   }
 }
 

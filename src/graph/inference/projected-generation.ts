@@ -23,7 +23,8 @@ export async function generateFromProjection(
   }
   const result = await inference.generate({
     prompt: projection.tokens,
-    maxTokens: options.maxTokens,
+    // Never more than the context has left after the prompt: the engine refuses prompt + maxTokens > contextSize.
+    maxTokens: Math.min(options.maxTokens, projection.replyTokens),
     sampling: options.sampling,
     ...(options.stop && options.stop.length > 0 ? { stop: options.stop } : {}),
     ...(options.onToken ? { onToken: (piece: string) => options.onToken?.(piece) } : {}),

@@ -46,6 +46,7 @@ export function createNodeProjector(inference: InferencePort, shape: NodeProject
     modelId: inference.modelId,
     contextSize: inference.contextSize,
     trainedContextSize: inference.modelInfo.trainedContextSize,
+    vocabSize: inference.modelInfo.vocabSize,
     maxTokens: shape.maxTokens,
     trimTargetRatio: shape.trimTargetRatio,
     maintainHistory: shape.maintainHistory,

@@ -1,19 +1,12 @@
 import { z } from 'zod';
 import type { SamplingOptions } from '../../engine/types.js';
+import { samplingSchemaShape } from '../../engine/sampling-ranges.js';
 
-/** Sampling params of inference nodes; unset ones take the engine's defaults (SamplingOptions; temperature 0 = greedy). */
-export const samplingParamsShape = {
-  temperature: z.number().min(0).max(5).optional(),
-  topK: z.number().int().min(0).max(100_000).optional(),
-  topP: z.number().min(0).max(1).optional(),
-  minP: z.number().min(0).max(1).optional(),
-  repeatPenalty: z.number().min(0).max(10).optional(),
-  penaltyLastN: z.number().int().min(0).max(65_536).optional(),
-  presencePenalty: z.number().min(-2).max(2).optional(),
-  frequencyPenalty: z.number().min(-2).max(2).optional(),
-  /** 0 = random. */
-  seed: z.number().int().min(0).max(0xffffffff).optional(),
-};
+/**
+ * Sampling params of inference nodes; unset ones take the engine's defaults (SamplingOptions; temperature 0 = greedy).
+ * Their ranges are the engine's own table, so a graph never accepts a value every turn would then fail on.
+ */
+export const samplingParamsShape = samplingSchemaShape();
 
 /** Model and sizes of an inference node: fixed for the agent's life. */
 export const inferenceParamsShape = {
@@ -21,6 +14,8 @@ export const inferenceParamsShape = {
   model: z.string().min(1).optional(),
   /** Tokens of the node's KV cache; 0 (default) = the model's trained size. */
   contextSize: z.number().int().min(0).max(1 << 20).default(0),
+  /** Longest time one inference call of this node may run (ms); past it the turn ends InferenceTimeout. 0 (default) = the session's setting. */
+  inferenceTimeoutMs: z.number().int().min(0).max(86_400_000).default(0),
 };
 
 /** Where a node Template goes: before/after the user's line, as its own system message or inside the user message. */

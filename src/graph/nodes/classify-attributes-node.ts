@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { defineNode, type GraphNode } from '../node-definition.js';
+import { defineNode, type GraphNode, type NodePrefillContext } from '../node-definition.js';
 import type { NodeRunContext } from '../node-run-context.js';
-import { recentHistoryMessages } from '../inference/classifier-prompt.js';
+import { recentHistoryTurns, type ClassifierPrompt } from '../inference/classifier-prompt.js';
+import { staticPrefix } from '../inference/static-prefix.js';
 import { NodeAssembler } from '../inference/node-assembler.js';
 import { MAX_LETTER_OPTIONS, decide, formatOptions, labelTokens, letterLabels, normalize, scoreLetters } from '../inference/letter-scoring.js';
 import { inferenceParamsShape } from '../inference/shared-params.js';
@@ -34,19 +35,16 @@ class ClassifyAttributesNode implements GraphNode {
     const params = run.params as ClassifyAttributesParams;
     const inference = run.inference();
     const assembler = this.assembler.get(inference);
-    const system = [params.systemPrompt, 'You classify the last user message. Answer with the letter of the best option only.']
-      .filter((part) => part !== '')
-      .join('\n\n');
+    const system = { role: 'system' as const, content: instructionsFor(params) };
     // Same system message and history for every attribute: only the final question differs, so the KV cache
     // keeps the shared prefix from one attribute to the next.
-    const history = recentHistoryMessages(run.dialog.interactions, params.historyTurns);
+    const history = recentHistoryTurns(run.dialog.interactions, params.historyTurns);
     const line = run.input(params.input) ?? '';
     const results: Record<string, { value: string | null; probability: number }> = {};
     for (const [name, values] of Object.entries(params.attributes)) {
       const labels = letterLabels(values.length);
-      const question = `${line}\n\n---\nWhich ${name} fits this message? Options:\n${formatOptions(values)}`;
-      const messages = [{ role: 'system' as const, content: system }, ...history, { role: 'user' as const, content: question }];
-      const logProbabilities = await scoreLetters(run, inference, assembler, messages, labelTokens(inference.tokenizer, labels));
+      const prompt: ClassifierPrompt = { system, history, current: { role: 'user', content: questionFor(line, name, values) } };
+      const logProbabilities = await scoreLetters(run, inference, assembler, prompt, labelTokens(inference.tokenizer, labels));
       const decision = decide(normalize(logProbabilities), params.threshold, params.margin);
       const value = decision.winner >= 0 ? (values[decision.winner] as string) : null;
       results[name] = { value, probability: decision.best };
@@ -56,6 +54,26 @@ class ClassifyAttributesNode implements GraphNode {
     run.emitNodeEvent('attributes', { attributes: results });
     return 'default';
   }
+
+  /** Decodes the instructions and the start of the first question: everything before the line. */
+  async prefill({ params, inference }: NodePrefillContext): Promise<void> {
+    const attributes = params as ClassifyAttributesParams;
+    const assembler = this.assembler.get(inference);
+    const system = { role: 'system' as const, content: instructionsFor(attributes) };
+    const [name, values] = Object.entries(attributes.attributes)[0] as [string, string[]];
+    const prefix = staticPrefix((line) => assembler.assemble([system, { role: 'user', content: questionFor(line, name, values) }]).tokens);
+    if (prefix.length > 0) await inference.prefill(prefix);
+  }
+}
+
+function instructionsFor(params: ClassifyAttributesParams): string {
+  return [params.systemPrompt, 'You classify the last user message. Answer with the letter of the best option only.']
+    .filter((part) => part !== '')
+    .join('\n\n');
+}
+
+function questionFor(line: string, name: string, values: readonly string[]): string {
+  return `${line}\n\n---\nWhich ${name} fits this message? Options:\n${formatOptions(values)}`;
 }
 
 /** Classifies several attributes of the user's line at once (letter labels, like ClassifyIntentLLM) into agent variables. */

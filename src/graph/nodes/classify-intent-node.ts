@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { defineNode, type GraphNode } from '../node-definition.js';
+import { defineNode, type GraphNode, type NodePrefillContext } from '../node-definition.js';
 import type { NodeRunContext } from '../node-run-context.js';
-import { recentHistoryMessages } from '../inference/classifier-prompt.js';
+import { recentHistoryTurns, type ClassifierPrompt } from '../inference/classifier-prompt.js';
+import { staticPrefix } from '../inference/static-prefix.js';
 import { NodeAssembler } from '../inference/node-assembler.js';
 import { MAX_LETTER_OPTIONS, decide, formatOptions, labelTokens, letterLabels, normalize, scoreLetters } from '../inference/letter-scoring.js';
 import { inferenceParamsShape } from '../inference/shared-params.js';
@@ -42,20 +43,12 @@ class ClassifyIntentNode implements GraphNode {
     const params = run.params as ClassifyIntentParams;
     const inference = run.inference();
     const labels = letterLabels(params.intents.length);
-    const instructions = [
-      params.systemPrompt,
-      'Classify the intent of the last user message. Options:',
-      formatOptions(params.intents.map((intent) => intent.description)),
-      'Answer with the letter of the best option only.',
-    ]
-      .filter((part) => part !== '')
-      .join('\n\n');
-    const messages = [
-      { role: 'system' as const, content: instructions },
-      ...recentHistoryMessages(run.dialog.interactions, params.historyTurns),
-      { role: 'user' as const, content: run.input(params.input) ?? '' },
-    ];
-    const logProbabilities = await scoreLetters(run, inference, this.assembler.get(inference), messages, labelTokens(inference.tokenizer, labels));
+    const prompt: ClassifierPrompt = {
+      system: { role: 'system', content: instructionsFor(params) },
+      history: recentHistoryTurns(run.dialog.interactions, params.historyTurns),
+      current: { role: 'user', content: run.input(params.input) ?? '' },
+    };
+    const logProbabilities = await scoreLetters(run, inference, this.assembler.get(inference), prompt, labelTokens(inference.tokenizer, labels));
     const decision = decide(normalize(logProbabilities), params.threshold, params.margin);
     const scores = Object.fromEntries(params.intents.map((intent, index) => [intent.id, decision.probabilities[index] ?? 0]));
     const winner = decision.winner >= 0 ? params.intents[decision.winner] : undefined;
@@ -66,6 +59,25 @@ class ClassifyIntentNode implements GraphNode {
     run.dialog.setSlot(INTENT_SLOT, winner.id);
     return this.routedIntents.has(winner.id) ? winner.id : 'found';
   }
+
+  /** Decodes the instructions and option list: everything before the line being classified. */
+  async prefill({ params, inference }: NodePrefillContext): Promise<void> {
+    const assembler = this.assembler.get(inference);
+    const system = { role: 'system' as const, content: instructionsFor(params as ClassifyIntentParams) };
+    const prefix = staticPrefix((line) => assembler.assemble([system, { role: 'user', content: line }]).tokens);
+    if (prefix.length > 0) await inference.prefill(prefix);
+  }
+}
+
+function instructionsFor(params: ClassifyIntentParams): string {
+  return [
+    params.systemPrompt,
+    'Classify the intent of the last user message. Options:',
+    formatOptions(params.intents.map((intent) => intent.description)),
+    'Answer with the letter of the best option only.',
+  ]
+    .filter((part) => part !== '')
+    .join('\n\n');
 }
 
 /**
@@ -82,6 +94,7 @@ export const classifyIntentNode = defineNode({
   structuralParams: ['model', 'contextSize', 'intents'],
   usesModel: true,
   writesVariables: (params) => (params.variable ? [params.variable] : []),
+  writesSlots: () => [INTENT_SLOT],
   check(params) {
     const ids = new Set<string>();
     for (const intent of params.intents) {

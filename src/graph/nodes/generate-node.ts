@@ -7,6 +7,7 @@ import type { InferencePort } from '../inference-port.js';
 import { createNodeProjector, projectionSettingsFrom } from '../inference/projected-prompt.js';
 import { generateFromProjection } from '../inference/projected-generation.js';
 import { checkTemplate } from '../inference/template-check.js';
+import { projectedStaticPrefix } from '../inference/static-prefix.js';
 import {
   historyRoleSchema,
   inferenceParamsShape,
@@ -71,14 +72,11 @@ class GenerateNode implements GraphNode {
     return 'default';
   }
 
-  async prefill({ params, inference, maintainDialogueHistory }: NodePrefillContext): Promise<void> {
+  async prefill({ params, inference, variables, maintainDialogueHistory }: NodePrefillContext): Promise<void> {
     const generate = params as GenerateParams;
-    if (!generate.systemPrompt) return;
-    // The system message alone, as the first segment of every later prompt: rendering it without a generation
-    // prompt gives exactly the prefix the first turn will share.
-    const projector = this.projectorFor(inference, generate, maintainDialogueHistory);
-    const prefix = projector.assembler.assemble([{ role: 'system', content: generate.systemPrompt }], { addGenerationPrompt: false });
-    await inference.prefill(prefix.tokens);
+    const shape = { node: this.name, maxTokens: generate.maxTokens, trimTargetRatio: generate.trimTargetRatio, maintainHistory: maintainDialogueHistory };
+    const prefix = projectedStaticPrefix(inference, shape, generate, variables);
+    if (prefix.length > 0) await inference.prefill(prefix);
   }
 }
 

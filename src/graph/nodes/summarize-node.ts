@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { LlamaDialogError } from '../../errors.js';
-import { buildSummaryMessages, planRollingSummary } from '../../prompt/rolling-summary.js';
+import { buildSummaryMessages, planRollingSummary, type SummaryPlan } from '../../prompt/rolling-summary.js';
 import { NodeAssembler } from '../inference/node-assembler.js';
-import { defineNode, type GraphNode } from '../node-definition.js';
+import { defineNode, type GraphNode, type NodePrefillContext } from '../node-definition.js';
+import { staticPrefix } from '../inference/static-prefix.js';
 import type { NodeRunContext } from '../node-run-context.js';
 import { assembledPromptInput, generationRecord } from '../inference/inference-record.js';
 import { inferenceParamsShape, inferenceStructuralParams, samplingFrom, samplingParamsShape, checkReplyFits } from '../inference/shared-params.js';
@@ -65,6 +66,17 @@ class SummarizeNode implements GraphNode {
     run.diagnostics.recordInference(generationRecord(input, result, { outputText: text }));
     run.diagnostics.addData({ summarized: true, fromTurn: plan.fromTurn, throughTurn: plan.throughTurn, pendingTokens: plan.pendingTokens });
     return 'default';
+  }
+
+  /** Decodes the summary instructions and the start of the request: everything before the transcript. */
+  async prefill({ params, inference }: NodePrefillContext): Promise<void> {
+    const summarize = params as SummarizeParams;
+    const assembler = this.assembler.get(inference);
+    const prefix = staticPrefix((line) => {
+      const plan: SummaryPlan = { fromTurn: 0, throughTurn: 0, turns: [], transcript: line, previousSummary: null, pendingTokens: 0 };
+      return assembler.assemble(buildSummaryMessages(plan, summarize.systemPrompt)).tokens;
+    });
+    if (prefix.length > 0) await inference.prefill(prefix);
   }
 }
 

@@ -2,13 +2,14 @@ import { z } from 'zod';
 import type { ToolCallDisposition } from '../../dialog/interaction.js';
 import { isLlamaDialogError } from '../../errors.js';
 import type { ToolDefinition } from '../../prompt/chat-message.js';
-import { defineNode, type GraphNode } from '../node-definition.js';
+import { defineNode, type GraphNode, type NodePrefillContext } from '../node-definition.js';
 import type { NodeRunContext } from '../node-run-context.js';
 import { PauseTimedOutSignal } from '../pause-timed-out.js';
 import { checkJsonSchema } from '../tools/json-schema-check.js';
 import { parseToolCalls, type ParsedToolCall } from '../tools/tool-call-parser.js';
 import type { NodePromptProjector } from '../../prompt/node-prompt-projector.js';
-import { createNodeProjector, projectionSettingsFrom } from '../inference/projected-prompt.js';
+import { createNodeProjector, projectionSettingsFrom, type NodeProjectorShape } from '../inference/projected-prompt.js';
+import { projectedStaticPrefix } from '../inference/static-prefix.js';
 import { generateFromProjection } from '../inference/projected-generation.js';
 import { inferenceParamsShape, inferenceStructuralParams, projectedPromptParamsShape, samplingFrom, samplingParamsShape, checkReplyFits } from '../inference/shared-params.js';
 import { checkTemplate } from '../inference/template-check.js';
@@ -75,13 +76,7 @@ class ToolCallNode implements GraphNode {
     const tools: ToolDefinition[] = params.tools.map((tool) => ({ ...tool }));
     const inference = run.inference();
     // Tools, sizes and history keeping are structural params: fixed when the projector is first built.
-    this.projector ??= createNodeProjector(inference, {
-      node: this.name,
-      maxTokens: params.maxTokens,
-      trimTargetRatio: params.trimTargetRatio,
-      maintainHistory: run.settings.maintainDialogueHistory,
-      tools,
-    });
+    this.projector ??= createNodeProjector(inference, this.shape(params, run.settings.maintainDialogueHistory));
     const projection = this.projector.project(run.dialog, { settings: projectionSettingsFrom(params), variables: run.variables.toObject() });
     const result = await generateFromProjection(run, inference, projection, {
       maxTokens: params.maxTokens,
@@ -128,6 +123,23 @@ class ToolCallNode implements GraphNode {
     return valid.length > 0 ? 'toolCalled' : 'noToolCalled';
   }
 
+  /** The largest static prefix of any node: system prompt plus every tool definition. */
+  async prefill({ params, inference, variables, maintainDialogueHistory }: NodePrefillContext): Promise<void> {
+    const toolCall = params as ToolCallParams;
+    const prefix = projectedStaticPrefix(inference, this.shape(toolCall, maintainDialogueHistory), toolCall, variables);
+    if (prefix.length > 0) await inference.prefill(prefix);
+  }
+
+  private shape(params: ToolCallParams, maintainHistory: boolean): NodeProjectorShape {
+    return {
+      node: this.name,
+      maxTokens: params.maxTokens,
+      trimTargetRatio: params.trimTargetRatio,
+      maintainHistory,
+      tools: params.tools.map((tool) => ({ ...tool })),
+    };
+  }
+
   private async pauseFor(run: NodeRunContext, params: ToolCallParams, callId: string, call: ParsedToolCall): Promise<void> {
     const timeoutMs = params.pauseTimeoutMs > 0 ? params.pauseTimeoutMs : run.settings.toolCallPauseTimeoutMs;
     let outcome;
@@ -148,7 +160,16 @@ class ToolCallNode implements GraphNode {
     const limit = run.dialog.limits.maxItemChars;
     const clipToDialog = (text: string): string =>
       text.length <= limit ? text : `${text.slice(0, limit - 64)}\n[… tool output truncated at ${limit - 64} characters]`;
-    if (params.disposition === 'AwaitResult') {
+    // A result submitted during the pause (submitToolResult) is the tool's answer: the resume never overwrites it.
+    const submitted = run.turn.toolCalls.find((recorded) => recorded.id === callId);
+    const kept = submitted?.status === 'Completed' && submitted.result !== null ? submitted.result : null;
+    const hasPayload = outcome.payload !== undefined && outcome.payload !== null;
+    if (kept !== null) {
+      if (hasPayload && payloadText(outcome.payload, '') !== kept) {
+        run.warn(`tool call ${callId}: the resume payload is ignored; the result submitted during the pause is kept`);
+      }
+    } else if (params.disposition === 'AwaitResult') {
+      // Agent.resume refuses a missing payload when no result was submitted; '' only for an explicit empty result.
       run.dialog.completeToolCall(callId, clipToDialog(payloadText(outcome.payload, '')));
     } else if (params.disposition === 'PauseAndAcknowledge') {
       run.dialog.completeToolCall(callId, clipToDialog(payloadText(outcome.payload, 'acknowledged')));
