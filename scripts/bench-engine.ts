@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { loadModel } from '../src/engine/load-model.js';
 import type { Model } from '../src/engine/model.js';
 import { packageRoot } from '../src/native/loader.js';
+import { systemInfo } from '../src/native/system-info.js';
 import { ensureDefaultModel } from '../src/synthetic/default-model.js';
 
 const PROMPT_TOKENS = 512;
@@ -242,7 +243,9 @@ async function main(): Promise<void> {
   const bench = ensureLlamaBench(root);
   const modelPath = options.model ?? (await ensureDefaultModel()).path;
   const model = await loadModel({ path: modelPath });
+  const system = systemInfo();
   console.log(
+    `addon: ${system.binary.source} ${system.binary.path} (CPU backend: ${system.cpuVariant})\n` +
     `model: ${modelPath}\n  ${model.info.architecture}, ${(model.info.parameterCount / 1e6).toFixed(1)}M parameters, ` +
       `${model.info.layers} layers, n_embd ${model.info.embeddingSize}, vocab ${model.info.vocabSize}\n` +
       `settings: threads ${options.threads}, batch = ubatch ${BATCH}, flash attention ${options.flashAttention}, ` +
