@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // Builds the prebuilt platform package(s) into npm-packages/ (git-ignored), ready for `npm pack`:
 //
-//   npm run prebuild                      # @llama-dialog/<platform>: addon + shared llama/ggml + every CPU variant
-//   npm run prebuild -- --variants host   # only the x86-64 baseline and this CPU's best variant (tests, CI)
-//   npm run prebuild -- --vulkan          # also @llama-dialog/<os>-<arch>-vulkan: the Vulkan backend module only
-//   npm run prebuild -- --cuda            # also @llama-dialog/<os>-<arch>-cuda: the CUDA backend module only
+//   npm run build:prebuilt                      # @llama-dialog/<platform>: addon + shared llama/ggml + every CPU variant
+//   npm run build:prebuilt -- --variants host   # only the x86-64 baseline and this CPU's best variant (tests, CI)
+//   npm run build:prebuilt -- --vulkan          # also @llama-dialog/<os>-<arch>-vulkan: the Vulkan backend module only
+//   npm run build:prebuilt -- --cuda            # also @llama-dialog/<os>-<arch>-cuda: the CUDA backend module only
+//   --gpu-only                                  # skip the CPU package (with --vulkan/--cuda)
+//   --if-supported                              # do nothing off linux-x64-gnu (what `npm test` passes)
 //
 // Every package has the main package's exact version; the loader refuses any other. Build folders live
 // under build-prebuild/ (one per package) and are incremental. Environment: LLAMA_CPP_DIR, LLAMA_DIALOG_JOBS,
@@ -189,6 +191,7 @@ function parseArgs(argv) {
     else if (arg === '--vulkan') options.gpu.push('vulkan');
     else if (arg === '--cuda') options.gpu.push('cuda');
     else if (arg === '--gpu-only') options.gpuOnly = true;
+    else if (arg === '--if-supported') options.ifSupported = true;
     else throw new Error(`unknown option ${arg}; see the header of scripts/prebuild.mjs`);
   }
   if (options.variants !== 'all' && options.variants !== 'host') throw new Error('--variants is all or host');
@@ -198,6 +201,11 @@ function parseArgs(argv) {
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   try {
     const options = parseArgs(process.argv.slice(2));
+    // `npm test` builds the package the pack-and-install test installs; that test runs on linux-x64-gnu only.
+    if (options.ifSupported && hostPlatformId() !== 'linux-x64-gnu') {
+      log(`skipped: the pack-and-install test builds linux-x64-gnu, this is ${hostPlatformId()}`);
+      process.exit(0);
+    }
     if (!options.gpuOnly) buildPlatformPackage({ variants: options.variants });
     for (const kind of options.gpu) buildGpuPackage(kind);
   } catch (error) {
