@@ -36,7 +36,7 @@ void RequireTokenizer(const LoadedModel& loaded) {
 // throws std::out_of_range, allocations throw bad_alloc) would terminate the process. Every one of
 // them becomes a typed JS error here.
 template <typename Body>
-Napi::Value SyncGuarded(Napi::Env env, ErrorCode fallback, Body body) {
+Napi::Value SyncGuarded(Napi::Env env, const char* what, ErrorCode fallback, Body body) {
   ErrorCode code = fallback;
   std::string message;
   try {
@@ -47,11 +47,11 @@ Napi::Value SyncGuarded(Napi::Env env, ErrorCode fallback, Body body) {
     code = e.code();
     message = e.what();
   } catch (const std::bad_alloc&) {
-    message = "out of memory";
+    message = std::string(what) + ": out of memory";
   } catch (const std::exception& e) {
-    message = e.what();
+    message = std::string(what) + ": llama.cpp failed (" + e.what() + ")";
   } catch (...) {
-    message = "unknown native failure";
+    message = std::string(what) + ": unknown native failure";
   }
   ThrowJs(env, code, message);
 }
@@ -146,7 +146,7 @@ Napi::Value ModelHandle::Info(const Napi::CallbackInfo& info) {
 Napi::Value ModelHandle::Tokenize(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   LoadedModel& loaded = Live(env);
-  return SyncGuarded(env, ErrorCode::InvalidArgument, [&]() -> Napi::Value {
+  return SyncGuarded(env, "cannot tokenize the text", ErrorCode::InvalidArgument, [&]() -> Napi::Value {
     RequireTokenizer(loaded);
     std::string text = StringArg(info[0], "text");
     const bool addSpecial = BoolArg(info[1], false);
@@ -172,7 +172,7 @@ Napi::Value ModelHandle::Tokenize(const Napi::CallbackInfo& info) {
 Napi::Value ModelHandle::Detokenize(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   LoadedModel& loaded = Live(env);
-  return SyncGuarded(env, ErrorCode::InvalidArgument, [&]() -> Napi::Value {
+  return SyncGuarded(env, "cannot detokenize the tokens", ErrorCode::InvalidArgument, [&]() -> Napi::Value {
     RequireTokenizer(loaded);
     // Checked before the tokens are copied: the copy alone of such an array is gigabytes.
     if (info[0].IsTypedArray() && info[0].As<Napi::TypedArray>().ElementLength() > kMaxDetokenizeTokens) {
@@ -192,7 +192,7 @@ Napi::Value ModelHandle::Detokenize(const Napi::CallbackInfo& info) {
 Napi::Value ModelHandle::TokenToPiece(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   LoadedModel& loaded = Live(env);
-  return SyncGuarded(env, ErrorCode::InvalidArgument, [&]() -> Napi::Value {
+  return SyncGuarded(env, "cannot render the token", ErrorCode::InvalidArgument, [&]() -> Napi::Value {
     RequireTokenizer(loaded);
     llama_token token = TokenArg(info[0], loaded.vocabSize());
     const bool renderSpecial = BoolArg(info[1], false);
@@ -209,7 +209,7 @@ Napi::Value ModelHandle::TokenToPiece(const Napi::CallbackInfo& info) {
 Napi::Value ModelHandle::IsEog(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   LoadedModel& loaded = Live(env);
-  return SyncGuarded(env, ErrorCode::InvalidArgument, [&]() -> Napi::Value {
+  return SyncGuarded(env, "cannot classify the token", ErrorCode::InvalidArgument, [&]() -> Napi::Value {
     return Napi::Boolean::New(env, llama_vocab_is_eog(loaded.vocab(), TokenArg(info[0], loaded.vocabSize())));
   });
 }
