@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -25,8 +26,10 @@ struct EnvironmentEntry {
   std::shared_ptr<std::atomic<bool>> pokePending = std::make_shared<std::atomic<bool>>(false);
 };
 
-std::mutex g_mutex;
-std::condition_variable g_wake;
+// Leaked on purpose, never destroyed: the ticker thread waits on them until the process ends, and
+// destroying a condition variable with a waiter blocks exit() forever (glibc).
+std::mutex& g_mutex = *new std::mutex();
+std::condition_variable& g_wake = *new std::condition_variable();
 std::unordered_map<napi_env, EnvironmentEntry>* g_environments = new std::unordered_map<napi_env, EnvironmentEntry>();
 
 void AbortLocked(EnvironmentEntry& entry) {

@@ -13,10 +13,17 @@ const { Worker, isMainThread, parentPort, workerData } = require('node:worker_th
 const path = require('node:path');
 
 const addonPath = process.env.LLAMA_DIALOG_BINARY || path.join(__dirname, '..', '..', '..', 'build', 'Release', 'llama_dialog.node');
+
+function loadAddon() {
+  const addon = require(addonPath);
+  // A prebuilt-shaped addon carries ggml's backends as modules beside it (the TS loader does the same).
+  if (addon.dynamicBackends) addon.loadBackendsFrom(path.dirname(addonPath));
+  return addon;
+}
 const CONTEXT_SIZE = 65536;
 
 async function startGeneration(modelPath, onFirstPiece, onQueued) {
-  const addon = require(addonPath);
+  const addon = loadAddon();
   const model = await addon.loadModel(modelPath, {});
   const context = await model.createContext({ contextSize: CONTEXT_SIZE, batchSize: 512, threads: 1, kvCacheType: 'f16', flashAttention: 'auto' });
   const prompt = Int32Array.from({ length: 8 }, (_, i) => 1000 + i * 17);

@@ -7,9 +7,16 @@ const path = require('node:path');
 
 const addonPath = process.env.LLAMA_DIALOG_BINARY || path.join(__dirname, '..', '..', '..', 'build', 'Release', 'llama_dialog.node');
 
+function loadAddon() {
+  const addon = require(addonPath);
+  // A prebuilt-shaped addon carries ggml's backends as modules beside it (the TS loader does the same).
+  if (addon.dynamicBackends) addon.loadBackendsFrom(path.dirname(addonPath));
+  return addon;
+}
+
 async function main() {
   const [mode, modelPath] = process.argv.slice(2);
-  const addon = require(addonPath);
+  const addon = loadAddon();
   const model = await addon.loadModel(modelPath, { vocabOnly: true });
   try {
     let result;
