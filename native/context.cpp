@@ -52,9 +52,10 @@ Napi::Function ContextHandle::DefineClass(Napi::Env env) {
 }
 
 Napi::Object ContextHandle::NewInstance(Napi::Env env, std::unique_ptr<ContextCore> core) {
-  ContextCore* raw = core.get();
-  Napi::Object object = GetAddonData(env).contextConstructor.New({Napi::External<ContextCore>::New(env, raw)});
-  core.release();  // now owned by the ContextHandle
+  // The constructor moves the core out of this slot: exactly one owner at every moment, so a throw on
+  // either side of the hand-over frees it once (the caller's slot, or the half-built handle).
+  Napi::Object object =
+      GetAddonData(env).contextConstructor.New({Napi::External<std::unique_ptr<ContextCore>>::New(env, &core)});
   return object;
 }
 
@@ -62,7 +63,7 @@ ContextHandle::ContextHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<
   if (info.Length() != 1 || !info[0].IsExternal()) {
     throw Napi::TypeError::New(info.Env(), "ContextHandle cannot be constructed directly; use model.createContext()");
   }
-  core_.reset(info[0].As<Napi::External<ContextCore>>().Data());
+  core_ = std::move(*info[0].As<Napi::External<std::unique_ptr<ContextCore>>>().Data());
   ReportMemory(info.Env());
 }
 
