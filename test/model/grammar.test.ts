@@ -69,6 +69,20 @@ describe('generate with a grammar', () => {
     expect(Number.isInteger(value.a)).toBe(true);
   });
 
+  it('refuses grammars and schemas nested deep enough to overflow llama.cpp\'s recursive parsers (a SIGSEGV before)', async () => {
+    const deepGrammar = `root ::= ${'('.repeat(100_000)}"a"${')'.repeat(100_000)}`;
+    await expect(context.generate({ prompt, maxTokens: 4, grammar: deepGrammar })).rejects.toMatchObject({
+      code: ErrorCode.InvalidArgument,
+      message: expect.stringMatching(/nests parentheses deeper than/),
+    });
+    let deepSchema = '{"type":"string"}';
+    for (let i = 0; i < 20_000; i++) deepSchema = `{"type":"array","items":${deepSchema}}`;
+    expect(() => jsonSchemaToGrammar(deepSchema)).toThrow(expect.objectContaining({ code: ErrorCode.InvalidArgument }));
+    // Nesting that real grammars use is fine.
+    const nested = await context.generate({ prompt, maxTokens: 4, sampling: { temperature: 0 }, grammar: `root ::= ${'('.repeat(50)}"a"${')'.repeat(50)}` });
+    expect(nested.text).toBe('a');
+  });
+
   it('jsonSchemaToGrammar refuses text that is not JSON and schemas the converter cannot handle', () => {
     expect(() => jsonSchemaToGrammar('{ not json')).toThrow(expect.objectContaining({ code: ErrorCode.InvalidArgument }));
     expect(() => jsonSchemaToGrammar({ $ref: '#/definitions/missing' })).toThrow(
