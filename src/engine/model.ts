@@ -48,7 +48,9 @@ export class Model implements Tokenizer {
 
   /**
    * The model's own tokenizer (llama_tokenize), exact.
-   * @throws LlamaDialogError ObjectDisposed after dispose; InvalidArgument when `text` is not a string.
+   * @throws LlamaDialogError ObjectDisposed after dispose; InvalidArgument when `text` is not a string or
+   *   llama.cpp cannot tokenize it (e.g. an SPM vocabulary without byte tokens meets a character it cannot
+   *   spell); UnsupportedModel when the vocabulary has no tokenizer (type none).
    */
   tokenize(text: string, options: TokenizeOptions = {}): Int32Array {
     this.#assertAlive();
@@ -57,7 +59,8 @@ export class Model implements Tokenizer {
 
   /**
    * Text of `tokens` (special tokens rendered only with `renderSpecial`, default false).
-   * @throws LlamaDialogError InvalidToken for an id outside the vocabulary; ObjectDisposed after dispose.
+   * @throws LlamaDialogError InvalidToken for an id outside the vocabulary; InvalidArgument for more than
+   *   268,435,453 tokens at once; UnsupportedModel without a tokenizer; ObjectDisposed after dispose.
    */
   detokenize(tokens: Int32Array, options: { renderSpecial?: boolean } = {}): string {
     this.#assertAlive();
@@ -87,6 +90,10 @@ export class Model implements Tokenizer {
    * Creates an inference context (its KV cache is allocated off the JS thread). The context keeps
    * the model's weights alive even after the model is disposed.
    * @throws LlamaDialogError InvalidArgument for bad options; VocabOnlyModel for a vocab-only model;
+   *   UnsupportedModel for a model that cannot generate text (encoder-only or encoder-decoder, non-causal
+   *   attention, pooled embeddings, no KV cache) or has no tokenizer; InsufficientMemory when the estimated
+   *   KV cache (layers × contextSize × 2 × KV width × bytes per element) exceeds 90 % of the memory
+   *   available now (Linux MemAvailable, plus free GPU memory), checked before anything is allocated;
    *   ObjectDisposed after dispose; InferenceFailed when llama.cpp cannot allocate the context.
    */
   async createContext(options: CreateContextOptions): Promise<Context> {
