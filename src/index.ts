@@ -33,6 +33,7 @@ export { readGgufFile, type GgufFile } from './gguf/gguf-reader.js';
 export { GgufWriter } from './gguf/gguf-writer.js';
 export { setLlamaLogLevel, type LlamaLogLevel } from './native/log.js';
 export { systemInfo, type SystemInfo } from './native/system-info.js';
+export { jsonSchemaToGrammar } from './engine/grammar.js';
 export { platformPackageName } from './native/platform-id.js';
 
 // Dialog history and prompt projection
