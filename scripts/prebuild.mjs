@@ -58,9 +58,11 @@ function configure(buildDir, defs) {
 
 // Makefiles, because `make <target>/fast` builds a target without its CMake dependencies: ggml makes
 // itself depend on every backend module, and the quick build wants only two CPU variants of fourteen.
+// Sequential /fast targets: make would not order them among themselves.
 function make(buildDir, targets, { fast }) {
   const jobs = process.env.LLAMA_DIALOG_JOBS ?? String(availableParallelism());
-  run('make', ['-C', buildDir, `-j${jobs}`, '--no-print-directory', ...targets.map((t) => (fast ? `${t}/fast` : t))]);
+  const batches = fast ? targets.map((t) => [`${t}/fast`]) : [targets];
+  for (const batch of batches) run('make', ['-C', buildDir, `-j${jobs}`, '--no-print-directory', ...batch]);
 }
 
 function readelfNeeded(file) {
@@ -120,9 +122,10 @@ export function buildPlatformPackage({ variants = 'all' } = {}) {
   } else {
     const wanted = x86VariantsFor(readFileSync('/proc/cpuinfo', 'utf8'));
     log(`building CPU variants ${wanted.join(', ')} only (--variants host)`);
-    make(buildDir, ['ggml-base', 'ggml', 'llama'], { fast: true });
-    make(buildDir, wanted.map((v) => `ggml-cpu-${v}`), { fast: true });
-    make(buildDir, ['llama_dialog'], { fast: true });
+    // The variants with their own dependencies (ggml-base, their CPU-feature objects); then ggml, llama and
+    // the addon without theirs, which would be every variant.
+    make(buildDir, wanted.map((v) => `ggml-cpu-${v}`), { fast: false });
+    make(buildDir, ['ggml', 'llama', 'llama_dialog'], { fast: true });
     cpuModules = wanted.map((v) => `libggml-cpu-${v}.so`);
   }
   const dir = freshPackageDir(id);
@@ -167,8 +170,8 @@ export function buildGpuPackage(kind) {
     defs.CMAKE_CUDA_ARCHITECTURES = process.env.LLAMA_DIALOG_CUDA_ARCHITECTURES ?? DEFAULT_CUDA_ARCHITECTURES;
   }
   configure(buildDir, defs);
-  make(buildDir, ['ggml-base'], { fast: true });
-  make(buildDir, [`ggml-${kind}`], { fast: true });
+  // The module's own dependencies only (ggml-base, and for Vulkan the generated shaders).
+  make(buildDir, [`ggml-${kind}`], { fast: false });
   const module = `libggml-${kind}.so`;
   const dir = freshPackageDir(id);
   const files = [copyInto(dir, join(buildDir, 'bin', module))];
