@@ -36,6 +36,9 @@ class SamplerChain {
   llama_token Sample(llama_context* context);
 
  private:
+  void FillCandidates(const float* logits);
+  llama_token Accept(llama_token token);
+
   llama_sampler* chain_;
   // Kept out of the chain: AcceptHistory feeds the prompt to the chain's penalties, and the grammar
   // must only ever see generated tokens.
