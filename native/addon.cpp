@@ -9,10 +9,12 @@
 #include "backend_loader.h"
 #include "context.h"
 #include "errors.h"
+#include "grammar.h"
 #include "js_args.h"
 #include "llama.h"
 #include "log_bridge.h"
 #include "model.h"
+#include "teardown.h"
 #include "workers/workers.h"
 
 namespace llama_dialog {
@@ -35,6 +37,10 @@ Napi::Value LoadModel(const Napi::CallbackInfo& info) {
     return StartLoadModel(env, std::move(options));
   } catch (const DialogError& e) {
     return RejectedPromise(env, e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return RejectedPromise(env, ErrorCode::ModelLoadFailed, "out of memory");
+  } catch (const std::exception& e) {
+    return RejectedPromise(env, ErrorCode::ModelLoadFailed, e.what());
   }
 }
 
@@ -52,10 +58,12 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   data->modelConstructor = Napi::Persistent(ModelHandle::DefineClass(env));
   data->contextConstructor = Napi::Persistent(ContextHandle::DefineClass(env));
   env.SetInstanceData<AddonData>(data);
+  TrackEnvironment(env);
 
   exports.Set("loadModel", Napi::Function::New<LoadModel>(env, "loadModel"));
   exports.Set("setLogLevel", Napi::Function::New<SetLogLevel>(env, "setLogLevel"));
   exports.Set("setLogCallback", Napi::Function::New<SetLogCallback>(env, "setLogCallback"));
+  exports.Set("jsonSchemaToGrammar", Napi::Function::New<JsonSchemaToGrammar>(env, "jsonSchemaToGrammar"));
   exports.Set("systemInfo", Napi::Function::New<SystemInfo>(env, "systemInfo"));
 #ifdef LLAMA_DIALOG_DYNAMIC_BACKENDS
   exports.Set("dynamicBackends", Napi::Boolean::New(env, true));

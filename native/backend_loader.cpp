@@ -83,6 +83,11 @@ Napi::Value LoadBackendsFrom(const Napi::CallbackInfo& info) {
     return result;
   } catch (const DialogError& e) {
     ThrowJs(env, e.code(), e.what());
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // ggml's loader and std::filesystem throw too; nothing may escape into V8.
+    ThrowJs(env, ErrorCode::InferenceFailed, e.what());
   }
 }
 
@@ -113,6 +118,11 @@ Napi::Value LoadBackendFile(const Napi::CallbackInfo& info) {
     return result;
   } catch (const DialogError& e) {
     ThrowJs(env, e.code(), e.what());
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // ggml's loader and std::filesystem throw too; nothing may escape into V8.
+    ThrowJs(env, ErrorCode::InferenceFailed, e.what());
   }
 }
 
@@ -136,6 +146,11 @@ Napi::Value ProbeLibrary(const Napi::CallbackInfo& info) {
 #endif
   } catch (const DialogError& e) {
     ThrowJs(env, e.code(), e.what());
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // ggml's loader and std::filesystem throw too; nothing may escape into V8.
+    ThrowJs(env, ErrorCode::InferenceFailed, e.what());
   }
 }
 

@@ -2,7 +2,9 @@
 
 #include "addon_data.h"
 #include "errors.h"
+#include "grammar.h"
 #include "js_args.h"
+#include "teardown.h"
 #include "workers/workers.h"
 
 namespace llama_dialog {
@@ -85,11 +87,41 @@ void ContextHandle::BeginOperation(const char* what) {
                       std::string("cannot ") + what + ": another operation is still running on this context");
   }
   core_->RequestAbort(false);
+  OperationStarted(Env(), core_.get());
 }
 
 void ContextHandle::EndOperation(Napi::Env env) {
+  if (core_) OperationEnded(env, core_.get());
   busy_.store(false);
   ReportMemory(env);
+}
+
+template <typename Start>
+Napi::Value ContextHandle::Guarded(Napi::Env env, Start start) {
+  const bool wasBusy = busy_.load();
+  ErrorCode code = ErrorCode::InferenceFailed;
+  std::string message;
+  try {
+    return start();
+  } catch (const DialogError& e) {
+    code = e.code();
+    message = e.what();
+  } catch (const Napi::Error& e) {
+    message = e.Message();
+  } catch (const std::bad_alloc&) {
+    message = "out of memory";
+  } catch (const std::exception& e) {
+    message = e.what();
+  } catch (...) {
+    message = "unknown native failure";
+  }
+  // The operation never got queued: whatever marked the context busy in this call is undone here.
+  if (!wasBusy && busy_.load()) EndOperation(env);
+  try {
+    return RejectedPromise(env, code, message);
+  } catch (...) {
+    return env.Undefined();  // the environment is going away
+  }
 }
 
 Napi::Value ContextHandle::ContextSize(const Napi::CallbackInfo& info) {
@@ -109,7 +141,7 @@ Napi::Value ContextHandle::IsBusy(const Napi::CallbackInfo& info) { return Napi:
 
 Napi::Value ContextHandle::Evaluate(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  try {
+  return Guarded(env, [&]() -> Napi::Value {
     if (!core_) throw DialogError(ErrorCode::ObjectDisposed, "cannot evaluate: the context has been disposed");
     std::vector<llama_token> tokens = TokensArg(info[0], "tokens");
     CheckTokenIds(tokens, core_->model().vocabSize(), "tokens");
@@ -120,14 +152,12 @@ Napi::Value ContextHandle::Evaluate(const Napi::CallbackInfo& info) {
     }
     BeginOperation("evaluate");
     return StartEvaluate(this, std::move(tokens));
-  } catch (const DialogError& e) {
-    return RejectedPromise(env, e.code(), e.what());
-  }
+  });
 }
 
 Napi::Value ContextHandle::Generate(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  try {
+  return Guarded(env, [&]() -> Napi::Value {
     if (!core_) throw DialogError(ErrorCode::ObjectDisposed, "cannot generate: the context has been disposed");
     if (!info[0].IsObject()) throw DialogError(ErrorCode::InvalidArgument, "generate expects a request object");
     Napi::Object options = info[0].As<Napi::Object>();
@@ -146,6 +176,10 @@ Napi::Value ContextHandle::Generate(const Napi::CallbackInfo& info) {
         if (!s.empty()) request.stop.push_back(std::move(s));
       }
     }
+    Napi::Value grammar = options.Get("grammar");
+    if (!grammar.IsUndefined() && !grammar.IsNull()) {
+      request.grammar.reset(CreateGrammarSampler(core_->model().vocab(), StringArg(grammar, "grammar")), llama_sampler_free);
+    }
     if (request.prompt.size() + request.maxTokens > core_->contextSize()) {
       throw DialogError(ErrorCode::ContextOverflow,
                         "the prompt has " + std::to_string(request.prompt.size()) + " tokens and maxTokens is " +
@@ -156,14 +190,12 @@ Napi::Value ContextHandle::Generate(const Napi::CallbackInfo& info) {
     if (info.Length() > 1 && info[1].IsFunction()) onPiece = info[1].As<Napi::Function>();
     BeginOperation("generate");
     return StartGenerate(this, std::move(request), onPiece);
-  } catch (const DialogError& e) {
-    return RejectedPromise(env, e.code(), e.what());
-  }
+  });
 }
 
 Napi::Value ContextHandle::ScoreNext(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  try {
+  return Guarded(env, [&]() -> Napi::Value {
     if (!core_) throw DialogError(ErrorCode::ObjectDisposed, "cannot score: the context has been disposed");
     std::vector<llama_token> prompt = TokensArg(info[0], "prompt");
     std::vector<llama_token> candidates = TokensArg(info[1], "candidates");
@@ -177,40 +209,42 @@ Napi::Value ContextHandle::ScoreNext(const Napi::CallbackInfo& info) {
     }
     BeginOperation("scoreNext");
     return StartScoreNext(this, std::move(prompt), std::move(candidates));
-  } catch (const DialogError& e) {
-    return RejectedPromise(env, e.code(), e.what());
-  }
+  });
 }
 
 Napi::Value ContextHandle::SaveState(const Napi::CallbackInfo& info) {
-  try {
+  Napi::Env env = info.Env();
+  return Guarded(env, [&]() -> Napi::Value {
+    uint64_t maxBytes = 0;
+    if (info.Length() > 0 && !info[0].IsUndefined()) {
+      if (!info[0].IsNumber()) throw DialogError(ErrorCode::InvalidArgument, "saveState(maxBytes?) expects a number");
+      const double limit = info[0].As<Napi::Number>().DoubleValue();
+      if (!(limit >= 0) || limit > 9007199254740991.0) throw DialogError(ErrorCode::InvalidArgument, "maxBytes must be >= 0");
+      maxBytes = static_cast<uint64_t>(limit);
+    }
     BeginOperation("saveState");
-    return StartSaveState(this);
-  } catch (const DialogError& e) {
-    return RejectedPromise(info.Env(), e.code(), e.what());
-  }
+    return StartSaveState(this, maxBytes);
+  });
 }
 
 Napi::Value ContextHandle::LoadState(const Napi::CallbackInfo& info) {
-  try {
+  Napi::Env env = info.Env();
+  return Guarded(env, [&]() -> Napi::Value {
     if (!core_) throw DialogError(ErrorCode::ObjectDisposed, "cannot loadState: the context has been disposed");
     std::vector<uint8_t> bytes = BytesArg(info[0], "bytes");
     std::vector<llama_token> tokens = TokensArg(info[1], "tokens");
     CheckTokenIds(tokens, core_->model().vocabSize(), "tokens");
     BeginOperation("loadState");
     return StartLoadState(this, std::move(bytes), std::move(tokens));
-  } catch (const DialogError& e) {
-    return RejectedPromise(info.Env(), e.code(), e.what());
-  }
+  });
 }
 
 Napi::Value ContextHandle::Release(const Napi::CallbackInfo& info) {
-  try {
+  Napi::Env env = info.Env();
+  return Guarded(env, [&]() -> Napi::Value {
     BeginOperation("release");
     return StartRelease(this);
-  } catch (const DialogError& e) {
-    return RejectedPromise(info.Env(), e.code(), e.what());
-  }
+  });
 }
 
 Napi::Value ContextHandle::Abort(const Napi::CallbackInfo& info) {

@@ -39,6 +39,10 @@ class ContextHandle : public Napi::ObjectWrap<ContextHandle> {
   /** Throws DialogError(ObjectDisposed / ContextBusy) unless an operation may start; then marks busy. */
   void BeginOperation(const char* what);
   void ReportMemory(Napi::Env env);
+  /** Runs a method that starts an operation; any failure (any exception type) becomes a rejected
+   *  promise with a typed error, and a busy flag it set is cleared again. */
+  template <typename Start>
+  Napi::Value Guarded(Napi::Env env, Start start);
 
   std::unique_ptr<ContextCore> core_;
   std::atomic<bool> busy_{false};

@@ -3,7 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <string>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
 
 #include "cpu_threadpool.h"
 #include "errors.h"
@@ -55,7 +62,8 @@ size_t StopPrefixTail(const std::string& text, const std::vector<std::string>& s
 
 // Saved-state layout: a fixed header then llama.cpp's sequence state.
 constexpr char kStateMagic[4] = {'L', 'D', 'K', 'V'};
-constexpr uint32_t kStateVersion = 1;
+// 2: payloadHash added (a corrupted payload is refused instead of loading silently wrong).
+constexpr uint32_t kStateVersion = 2;
 
 struct StateHeader {
   char magic[4];
@@ -67,6 +75,7 @@ struct StateHeader {
   uint32_t reserved;
   uint64_t tokensHash;
   uint64_t payloadSize;
+  uint64_t payloadHash;
 };
 
 uint64_t HashTokens(const std::vector<llama_token>& tokens) {
@@ -79,6 +88,95 @@ uint64_t HashTokens(const std::vector<llama_token>& tokens) {
     }
   }
   return hash;
+}
+
+// 64-bit hash of a state payload, eight bytes per step so that hashing a large KV state costs far
+// less than restoring it. Detects corruption (bit flips, truncation, edits), not tampering.
+uint64_t HashPayload(const uint8_t* data, size_t size) {
+  uint64_t hash = 0x9E3779B97F4A7C15ull ^ size;
+  auto mix = [&hash](uint64_t word) {
+    hash ^= word;
+    hash *= 0xFF51AFD7ED558CCDull;
+    hash ^= hash >> 32;
+  };
+  size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, data + i, 8);
+    mix(word);
+  }
+  uint64_t tail = 0;
+  if (i < size) std::memcpy(&tail, data + i, size - i);
+  mix(tail);
+  hash ^= hash >> 29;
+  hash *= 0xC4CEB9FE1A85EC53ull;
+  hash ^= hash >> 32;
+  return hash;
+}
+
+// Why a model cannot generate text with a context, or empty when it can. Checked before any memory
+// is allocated: llama.cpp would otherwise sample from logits that do not exist.
+std::string NonGenerativeReason(const llama_model* m) {
+  if (llama_model_has_encoder(m) && !llama_model_has_decoder(m)) return "it is an encoder-only model";
+  if (llama_model_has_encoder(m)) return "it is an encoder-decoder model, which llama-dialog does not run";
+  char arch[128] = {0};
+  if (llama_model_meta_val_str(m, "general.architecture", arch, sizeof arch) < 0) return "";
+  char value[32] = {0};
+  const std::string causalKey = std::string(arch) + ".attention.causal";
+  if (llama_model_meta_val_str(m, causalKey.c_str(), value, sizeof value) >= 0 && std::strcmp(value, "false") == 0) {
+    return "its attention is not causal (an embedding model)";
+  }
+  const std::string poolingKey = std::string(arch) + ".pooling_type";
+  if (llama_model_meta_val_str(m, poolingKey.c_str(), value, sizeof value) >= 0 && std::strcmp(value, "0") != 0 &&
+      std::strcmp(value, "-1") != 0) {
+    return "it pools its outputs into embeddings (an embedding model)";
+  }
+  return "";
+}
+
+// Bytes of memory a new allocation can take now without swapping or the OOM killer: Linux's
+// MemAvailable, else free physical pages; plus the free memory of GPU devices, where KV may live.
+// 0 when unknown (then no check is made).
+uint64_t AvailableMemoryBytes() {
+  uint64_t host = 0;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") {
+      host = kib * 1024;
+      break;
+    }
+  }
+#if defined(_SC_AVPHYS_PAGES) && defined(_SC_PAGESIZE)
+  if (host == 0) {
+    const long pages = sysconf(_SC_AVPHYS_PAGES);
+    const long pageSize = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && pageSize > 0) host = static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize);
+  }
+#endif
+  if (host == 0) return 0;
+  uint64_t devices = 0;
+  for (size_t i = 0; i < ggml_backend_dev_count(); ++i) {
+    ggml_backend_dev_t dev = ggml_backend_dev_get(i);
+    if (ggml_backend_dev_type(dev) != GGML_BACKEND_DEVICE_TYPE_GPU) continue;
+    size_t free = 0;
+    size_t total = 0;
+    ggml_backend_dev_memory(dev, &free, &total);
+    devices += free;
+  }
+  return host + devices;
+}
+
+// The KV cache may take at most this share of the available memory: the compute buffers, the
+// caller's own allocations and the OS need the rest.
+constexpr double kKvMemoryShare = 0.9;
+
+std::string Gib(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return text;
 }
 
 }  // namespace
@@ -94,10 +192,20 @@ ContextCore::ContextCore(std::shared_ptr<LoadedModel> model, const ContextSettin
   if (contextSize_ == 0) throw DialogError(ErrorCode::InvalidArgument, "the model declares no trained context size; pass contextSize");
   settings_.batchSize = std::max<uint32_t>(1, std::min(settings_.batchSize, contextSize_));
 
+  const std::string reason = NonGenerativeReason(m);
+  if (!reason.empty()) {
+    throw DialogError(ErrorCode::UnsupportedModel, "cannot create a context: the model cannot generate text (" + reason + ")");
+  }
+  if (llama_vocab_type(model_->vocab()) == LLAMA_VOCAB_TYPE_NONE) {
+    throw DialogError(ErrorCode::UnsupportedModel, "cannot create a context: the model has no tokenizer (vocabulary type none)");
+  }
+
   const int64_t nHead = std::max<int32_t>(1, model_->heads());
   const int64_t nEmbdGqa = static_cast<int64_t>(llama_model_n_embd(m)) / nHead * model_->kvHeads();
-  kvBytesEstimate_ = static_cast<int64_t>(llama_model_n_layer(m)) * contextSize_ * 2 *
-                     static_cast<int64_t>(ggml_row_size(settings_.kvType, nEmbdGqa));
+  // Rounded up by hand: ggml_row_size asserts (debug builds) when a row is not a whole number of blocks.
+  const int64_t block = std::max<int64_t>(1, ggml_blck_size(settings_.kvType));
+  const int64_t rowBytes = (nEmbdGqa + block - 1) / block * static_cast<int64_t>(ggml_type_size(settings_.kvType));
+  kvBytesEstimate_ = static_cast<int64_t>(llama_model_n_layer(m)) * contextSize_ * 2 * rowBytes;
   EnsureContext();
 }
 
@@ -123,6 +231,18 @@ void ContextCore::EnsureContext() {
   params.abort_callback_data = this;
   params.no_perf = true;
 
+  // llama.cpp zero-fills the whole KV buffer at creation: a cache larger than the memory at hand ends in
+  // the OOM killer, not in an error. Refuse it here while it is still an error.
+  const uint64_t available = AvailableMemoryBytes();
+  if (available > 0 && static_cast<double>(kvBytesEstimate_) > kKvMemoryShare * static_cast<double>(available)) {
+    throw DialogError(ErrorCode::InsufficientMemory,
+                      "a context of " + std::to_string(contextSize_) + " tokens needs about " +
+                          std::to_string(kvBytesEstimate_) + " bytes (" + Gib(static_cast<uint64_t>(kvBytesEstimate_)) +
+                          ") of KV cache, but only " + std::to_string(available) + " bytes (" + Gib(available) +
+                          ") of memory are available (at most " + std::to_string(static_cast<int>(kKvMemoryShare * 100)) +
+                          "% of it may go to the KV cache); use a smaller contextSize or a quantized kvCacheType");
+  }
+
   BeginErrorCapture();
   llama_context* context = nullptr;
   std::string exceptionText;
@@ -136,6 +256,13 @@ void ContextCore::EnsureContext() {
     if (detail.empty()) detail = exceptionText.empty() ? "out of memory or unsupported settings" : exceptionText;
     throw DialogError(ErrorCode::InferenceFailed,
                       "cannot create a context of " + std::to_string(contextSize_) + " tokens: " + detail);
+  }
+
+  if (llama_get_memory(context) == nullptr) {
+    // Embedding architectures (BERT family) get no KV cache; llama_decode then only encodes.
+    llama_free(context);
+    throw DialogError(ErrorCode::UnsupportedModel,
+                      "cannot create a context: the model has no KV cache, so it cannot generate text (an embedding model)");
   }
 
   // A persistent pool, as llama-bench uses: without one ggml starts and joins its worker threads
@@ -277,7 +404,7 @@ GenerateOutcome ContextCore::Generate(const GenerateRequest& request, const Piec
   out.promptMs = evaluated.ms;
   const auto generateStart = Clock::now();
 
-  SamplerChain sampler(model_->vocab(), request.sampling);
+  SamplerChain sampler(model_->vocab(), request.sampling, request.grammar.get());
   sampler.AcceptHistory(request.prompt);
 
   size_t maxStopLength = 0;
@@ -367,9 +494,17 @@ std::vector<double> ContextCore::ScoreNext(const std::vector<llama_token>& promp
   return scores;
 }
 
-std::vector<uint8_t> ContextCore::SaveState() {
+std::vector<uint8_t> ContextCore::SaveState(uint64_t maxBytes) {
   EnsureContext();
   const size_t payloadSize = llama_state_seq_get_size(context_, 0);
+  // A typed array larger than the JS engine allows cannot be created (V8 treats it as a fatal error);
+  // refuse before copying gigabytes.
+  if (maxBytes > 0 && sizeof(StateHeader) + static_cast<uint64_t>(payloadSize) > maxBytes) {
+    throw DialogError(ErrorCode::InsufficientMemory,
+                      "the KV state of " + std::to_string(mirror_.size()) + " tokens takes " +
+                          std::to_string(sizeof(StateHeader) + payloadSize) + " bytes, more than one ArrayBuffer may hold here (" +
+                          std::to_string(maxBytes) + " bytes); keep fewer tokens in the context before saving");
+  }
   std::vector<uint8_t> bytes(sizeof(StateHeader) + payloadSize);
   const size_t written = llama_state_seq_get_data(context_, bytes.data() + sizeof(StateHeader), payloadSize, 0);
   if (written == 0 && payloadSize != 0) throw DialogError(ErrorCode::InferenceFailed, "llama.cpp could not serialise the KV state");
@@ -382,6 +517,7 @@ std::vector<uint8_t> ContextCore::SaveState() {
   header.tokenCount = static_cast<uint32_t>(mirror_.size());
   header.tokensHash = HashTokens(mirror_);
   header.payloadSize = written;
+  header.payloadHash = HashPayload(bytes.data() + sizeof(StateHeader), written);
   std::memcpy(bytes.data(), &header, sizeof header);
   bytes.resize(sizeof(StateHeader) + written);
   return bytes;
@@ -401,6 +537,9 @@ void ContextCore::LoadState(const std::vector<uint8_t>& bytes, const std::vector
   }
   if (header.modelFingerprint != model_->fingerprint()) {
     throw DialogError(ErrorCode::StateMismatch, "the state was saved from a different model");
+  }
+  if (header.payloadHash != HashPayload(bytes.data() + sizeof header, header.payloadSize)) {
+    throw DialogError(ErrorCode::StateMismatch, "the saved state is corrupted (its checksum does not match)");
   }
   if (header.kvType != static_cast<uint32_t>(settings_.kvType)) {
     throw DialogError(ErrorCode::StateMismatch, std::string("the state was saved with a ") +
@@ -427,6 +566,16 @@ void ContextCore::LoadState(const std::vector<uint8_t>& bytes, const std::vector
   if (read == 0) {
     llama_memory_seq_rm(llama_get_memory(context_), 0, -1, -1);
     throw DialogError(ErrorCode::StateMismatch, "llama.cpp refused the saved state (made with other context settings?)");
+  }
+  // The cache must now hold exactly positions 0..tokenCount-1, nothing more: anything else would make
+  // the mirror lie about the cache.
+  llama_memory_t memory = llama_get_memory(context_);
+  const llama_pos expectedMax = static_cast<llama_pos>(tokens.size()) - 1;
+  if (read != header.payloadSize || llama_memory_seq_pos_max(memory, 0) != expectedMax) {
+    llama_memory_seq_rm(memory, 0, -1, -1);
+    throw DialogError(ErrorCode::StateMismatch, "the saved state does not hold the " + std::to_string(tokens.size()) +
+                                                    " tokens it claims (llama.cpp read " + std::to_string(read) + " of " +
+                                                    std::to_string(header.payloadSize) + " bytes)");
   }
   mirror_ = tokens;
 }

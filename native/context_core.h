@@ -38,6 +38,9 @@ struct GenerateRequest {
   uint32_t maxTokens = 0;
   SamplingSettings sampling;
   std::vector<std::string> stop;
+  /** Parsed GBNF grammar sampler (null: unconstrained); built on the JS thread so a bad grammar is refused
+   *  before anything is queued. Shared only to keep the request copyable. */
+  std::shared_ptr<llama_sampler> grammar;
 };
 
 enum class StopReason { kEog, kStopString, kMaxTokens, kAborted };
@@ -78,7 +81,8 @@ class ContextCore {
   EvaluateOutcome Evaluate(const std::vector<llama_token>& prompt);
   GenerateOutcome Generate(const GenerateRequest& request, const PieceSink& sink);
   std::vector<double> ScoreNext(const std::vector<llama_token>& prompt, const std::vector<llama_token>& candidates);
-  std::vector<uint8_t> SaveState();
+  /** `maxBytes` (0: no limit): the largest state the caller can hold; larger ones throw InsufficientMemory. */
+  std::vector<uint8_t> SaveState(uint64_t maxBytes);
   void LoadState(const std::vector<uint8_t>& bytes, const std::vector<llama_token>& tokens);
   /** Frees the llama_context and thread pool; the next operation re-creates them empty. */
   void Release();

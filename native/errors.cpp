@@ -14,6 +14,8 @@ const char* ErrorCodeName(ErrorCode code) {
     case ErrorCode::Aborted: return "Aborted";
     case ErrorCode::VocabOnlyModel: return "VocabOnlyModel";
     case ErrorCode::StateMismatch: return "StateMismatch";
+    case ErrorCode::UnsupportedModel: return "UnsupportedModel";
+    case ErrorCode::InsufficientMemory: return "InsufficientMemory";
   }
   return "InferenceFailed";
 }

@@ -22,6 +22,8 @@ enum class ErrorCode : int32_t {
   Aborted = 4014,
   VocabOnlyModel = 4015,
   StateMismatch = 4016,
+  UnsupportedModel = 4021,
+  InsufficientMemory = 4022,
 };
 
 const char* ErrorCodeName(ErrorCode code);

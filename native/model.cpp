@@ -8,6 +8,10 @@
 namespace llama_dialog {
 namespace {
 
+// llama_detokenize takes int32 sizes: the first buffer (8 bytes per token) must stay below INT32_MAX,
+// or its size wraps negative and llama.cpp aborts on GGML_ASSERT(avail >= 0).
+constexpr size_t kMaxDetokenizeTokens = (static_cast<size_t>(INT32_MAX) - 16) / 8;
+
 std::string DetokenizeText(const llama_vocab* vocab, const std::vector<llama_token>& tokens, bool renderSpecial) {
   std::string text(tokens.size() * 8 + 16, '\0');
   int32_t n = llama_detokenize(vocab, tokens.data(), static_cast<int32_t>(tokens.size()), text.data(),
@@ -19,6 +23,37 @@ std::string DetokenizeText(const llama_vocab* vocab, const std::vector<llama_tok
   }
   text.resize(n > 0 ? static_cast<size_t>(n) : 0);
   return text;
+}
+
+// A vocabulary of type none has no tokenizer: llama_tokenize asserts and llama_token_to_piece aborts on it.
+void RequireTokenizer(const LoadedModel& loaded) {
+  if (llama_vocab_type(loaded.vocab()) == LLAMA_VOCAB_TYPE_NONE) {
+    throw DialogError(ErrorCode::UnsupportedModel, "the model has no tokenizer (its vocabulary type is none)");
+  }
+}
+
+// Synchronous methods run on the JS thread inside V8: any C++ exception that escapes them (llama.cpp
+// throws std::out_of_range, allocations throw bad_alloc) would terminate the process. Every one of
+// them becomes a typed JS error here.
+template <typename Body>
+Napi::Value SyncGuarded(Napi::Env env, const char* what, ErrorCode fallback, Body body) {
+  ErrorCode code = fallback;
+  std::string message;
+  try {
+    return body();
+  } catch (const Napi::Error&) {
+    throw;  // already a JS error (ObjectDisposed, wrong argument types)
+  } catch (const DialogError& e) {
+    code = e.code();
+    message = e.what();
+  } catch (const std::bad_alloc&) {
+    message = std::string(what) + ": out of memory";
+  } catch (const std::exception& e) {
+    message = std::string(what) + ": llama.cpp failed (" + e.what() + ")";
+  } catch (...) {
+    message = std::string(what) + ": unknown native failure";
+  }
+  ThrowJs(env, code, message);
 }
 
 ggml_type KvTypeFromName(const std::string& name) {
@@ -111,7 +146,8 @@ Napi::Value ModelHandle::Info(const Napi::CallbackInfo& info) {
 Napi::Value ModelHandle::Tokenize(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   LoadedModel& loaded = Live(env);
-  try {
+  return SyncGuarded(env, "cannot tokenize the text", ErrorCode::InvalidArgument, [&]() -> Napi::Value {
+    RequireTokenizer(loaded);
     std::string text = StringArg(info[0], "text");
     const bool addSpecial = BoolArg(info[1], false);
     const bool parseSpecial = BoolArg(info[2], false);
@@ -130,27 +166,34 @@ Napi::Value ModelHandle::Tokenize(const Napi::CallbackInfo& info) {
     }
     tokens.resize(static_cast<size_t>(n));
     return ToInt32Array(env, tokens);
-  } catch (const DialogError& e) {
-    ThrowJs(env, e.code(), e.what());
-  }
+  });
 }
 
 Napi::Value ModelHandle::Detokenize(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   LoadedModel& loaded = Live(env);
-  try {
+  return SyncGuarded(env, "cannot detokenize the tokens", ErrorCode::InvalidArgument, [&]() -> Napi::Value {
+    RequireTokenizer(loaded);
+    // Checked before the tokens are copied: the copy alone of such an array is gigabytes.
+    if (info[0].IsTypedArray() && info[0].As<Napi::TypedArray>().ElementLength() > kMaxDetokenizeTokens) {
+      throw DialogError(ErrorCode::InvalidArgument, "too many tokens to detokenize at once (at most " +
+                                                        std::to_string(kMaxDetokenizeTokens) + ")");
+    }
     std::vector<llama_token> tokens = TokensArg(info[0], "tokens");
+    if (tokens.size() > kMaxDetokenizeTokens) {
+      throw DialogError(ErrorCode::InvalidArgument, "too many tokens to detokenize at once (at most " +
+                                                        std::to_string(kMaxDetokenizeTokens) + ")");
+    }
     CheckTokenIds(tokens, loaded.vocabSize(), "tokens");
     return Napi::String::New(env, DetokenizeText(loaded.vocab(), tokens, BoolArg(info[1], false)));
-  } catch (const DialogError& e) {
-    ThrowJs(env, e.code(), e.what());
-  }
+  });
 }
 
 Napi::Value ModelHandle::TokenToPiece(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   LoadedModel& loaded = Live(env);
-  try {
+  return SyncGuarded(env, "cannot render the token", ErrorCode::InvalidArgument, [&]() -> Napi::Value {
+    RequireTokenizer(loaded);
     llama_token token = TokenArg(info[0], loaded.vocabSize());
     const bool renderSpecial = BoolArg(info[1], false);
     char buffer[256];
@@ -160,19 +203,15 @@ Napi::Value ModelHandle::TokenToPiece(const Napi::CallbackInfo& info) {
     n = llama_token_to_piece(loaded.vocab(), token, piece.data(), static_cast<int32_t>(piece.size()), 0, renderSpecial);
     piece.resize(n > 0 ? static_cast<size_t>(n) : 0);
     return Napi::String::New(env, piece);
-  } catch (const DialogError& e) {
-    ThrowJs(env, e.code(), e.what());
-  }
+  });
 }
 
 Napi::Value ModelHandle::IsEog(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   LoadedModel& loaded = Live(env);
-  try {
+  return SyncGuarded(env, "cannot classify the token", ErrorCode::InvalidArgument, [&]() -> Napi::Value {
     return Napi::Boolean::New(env, llama_vocab_is_eog(loaded.vocab(), TokenArg(info[0], loaded.vocabSize())));
-  } catch (const DialogError& e) {
-    ThrowJs(env, e.code(), e.what());
-  }
+  });
 }
 
 Napi::Value ModelHandle::CreateContext(const Napi::CallbackInfo& info) {
@@ -194,6 +233,10 @@ Napi::Value ModelHandle::CreateContext(const Napi::CallbackInfo& info) {
     return StartCreateContext(env, model_, settings);
   } catch (const DialogError& e) {
     return RejectedPromise(env, e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return RejectedPromise(env, ErrorCode::InferenceFailed, "out of memory");
+  } catch (const std::exception& e) {
+    return RejectedPromise(env, ErrorCode::InferenceFailed, e.what());
   }
 }
 

@@ -1,11 +1,18 @@
 #include "sampler.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include "errors.h"
 
 namespace llama_dialog {
 
-SamplerChain::SamplerChain(const llama_vocab* vocab, const SamplingSettings& s)
-    : chain_(nullptr), hasPenalties_(false), penaltyLastN_(std::max<int32_t>(0, s.penaltyLastN)) {
+SamplerChain::SamplerChain(const llama_vocab* vocab, const SamplingSettings& s, llama_sampler* grammar)
+    : chain_(nullptr),
+      grammar_(grammar),
+      nVocab_(llama_vocab_n_tokens(vocab)),
+      hasPenalties_(false),
+      penaltyLastN_(std::max<int32_t>(0, s.penaltyLastN)) {
   llama_sampler_chain_params params = llama_sampler_chain_default_params();
   params.no_perf = true;
   chain_ = llama_sampler_chain_init(params);
@@ -36,6 +43,29 @@ void SamplerChain::AcceptHistory(const std::vector<llama_token>& tokens) {
   for (size_t i = from; i < tokens.size(); ++i) llama_sampler_accept(chain_, tokens[i]);
 }
 
-llama_token SamplerChain::Sample(llama_context* context) { return llama_sampler_sample(chain_, context, -1); }
+llama_token SamplerChain::Sample(llama_context* context) {
+  // llama_sampler_sample reads the logits without a null check; a context without them (a model that
+  // does not produce logits) must be an error, not a crash.
+  const float* logits = llama_get_logits_ith(context, -1);
+  if (logits == nullptr) throw DialogError(ErrorCode::InferenceFailed, "the model produced no logits to sample from");
+  if (grammar_ == nullptr) return llama_sampler_sample(chain_, context, -1);
+
+  // The grammar masks the candidates first, then the usual chain picks among what is left.
+  candidates_.resize(static_cast<size_t>(nVocab_));
+  for (int32_t id = 0; id < nVocab_; ++id) candidates_[static_cast<size_t>(id)] = llama_token_data{id, logits[id], 0.0f};
+  llama_token_data_array array{candidates_.data(), candidates_.size(), -1, false};
+  llama_sampler_apply(grammar_, &array);
+  llama_sampler_apply(chain_, &array);
+  if (array.selected < 0 || static_cast<size_t>(array.selected) >= array.size) {
+    throw DialogError(ErrorCode::InferenceFailed, "the sampler selected no token");
+  }
+  const llama_token token = array.data[array.selected].id;
+  if (std::isinf(array.data[array.selected].logit) && array.data[array.selected].logit < 0) {
+    throw DialogError(ErrorCode::InferenceFailed, "the grammar allows no token here (no token of the vocabulary can continue it)");
+  }
+  llama_sampler_accept(grammar_, token);
+  llama_sampler_accept(chain_, token);
+  return token;
+}
 
 }  // namespace llama_dialog

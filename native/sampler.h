@@ -22,7 +22,8 @@ struct SamplingSettings {
 
 class SamplerChain {
  public:
-  SamplerChain(const llama_vocab* vocab, const SamplingSettings& settings);
+  /** `grammar` (may be null) is not owned; it must outlive the chain. */
+  SamplerChain(const llama_vocab* vocab, const SamplingSettings& settings, llama_sampler* grammar = nullptr);
   ~SamplerChain();
   SamplerChain(const SamplerChain&) = delete;
   SamplerChain& operator=(const SamplerChain&) = delete;
@@ -30,11 +31,17 @@ class SamplerChain {
   /** Feeds the tail of the prompt to the penalty sampler so that repeats of the prompt count too. */
   void AcceptHistory(const std::vector<llama_token>& tokens);
 
-  /** Samples from the last output's logits and records the token in the penalty history. */
+  /** Samples from the last output's logits and records the token in the penalty history (and in the
+   *  grammar's state). Throws DialogError(InferenceFailed) when the context produced no logits. */
   llama_token Sample(llama_context* context);
 
  private:
   llama_sampler* chain_;
+  // Kept out of the chain: AcceptHistory feeds the prompt to the chain's penalties, and the grammar
+  // must only ever see generated tokens.
+  llama_sampler* grammar_;
+  int32_t nVocab_;
+  std::vector<llama_token_data> candidates_;
   bool hasPenalties_;
   int32_t penaltyLastN_;
 };

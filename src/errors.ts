@@ -32,6 +32,11 @@ export const ErrorCode = {
   InputTooLong: 4018,
   InvalidSnapshot: 4019,
   NativeBinaryMissing: 4020,
+  /** The model cannot do what was asked: no tokenizer (vocabulary type none), or it cannot generate
+   *  (encoder-only, embedding-only, non-causal, no KV cache). */
+  UnsupportedModel: 4021,
+  /** A context whose estimated KV cache does not fit in the memory available now. */
+  InsufficientMemory: 4022,
   MalformedMessage: 5001,
   UnknownMessageType: 5002,
   FrameTooLarge: 5003,

@@ -51,19 +51,49 @@ class PromiseWorker : public Napi::AsyncWorker {
     }
   }
 
+  // Both settle paths survive an environment that is being torn down (worker.terminate(), process
+  // exit): then nothing can resolve a promise any more and node-addon-api throws; nobody can observe
+  // the promise either, so the failure is dropped instead of escaping into Node (std::terminate).
   void OnOK() final {
     Napi::Env env = Env();
-    Settle(env);
-    deferred_.Resolve(Result(env));
+    SettleQuietly(env);
+    try {
+      deferred_.Resolve(Result(env));
+    } catch (const Napi::Error& e) {
+      RejectQuietly(env, ErrorCode::InferenceFailed, e.Message());
+    } catch (const DialogError& e) {
+      RejectQuietly(env, e.code(), e.what());
+    } catch (const std::bad_alloc&) {
+      RejectQuietly(env, ErrorCode::InferenceFailed, "out of memory while building the result");
+    } catch (const std::exception& e) {
+      RejectQuietly(env, ErrorCode::InferenceFailed, e.what());
+    }
   }
 
   void OnError(const Napi::Error& error) final {
     Napi::Env env = Env();
-    Settle(env);
-    deferred_.Reject(MakeJsError(env, code_, error.Message()).Value());
+    SettleQuietly(env);
+    RejectQuietly(env, code_, error.Message());
   }
 
  private:
+  /** Settle() must run whatever happens: it clears the busy flag before anything else can fail. */
+  void SettleQuietly(Napi::Env env) {
+    try {
+      Settle(env);
+    } catch (...) {
+      // Settle only does bookkeeping through napi; a refusal here means the environment is going away.
+    }
+  }
+
+  void RejectQuietly(Napi::Env env, ErrorCode code, const std::string& message) {
+    try {
+      deferred_.Reject(MakeJsError(env, code, message).Value());
+    } catch (...) {
+      // The environment is shutting down: no one is left to see the rejection.
+    }
+  }
+
   Napi::Promise::Deferred deferred_;
   ErrorCode code_ = ErrorCode::InferenceFailed;
 };

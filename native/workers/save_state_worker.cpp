@@ -8,10 +8,11 @@ namespace {
 
 class SaveStateWorker : public ContextWorker {
  public:
-  explicit SaveStateWorker(ContextHandle* handle) : ContextWorker(handle, "llama-dialog:saveState") {}
+  SaveStateWorker(ContextHandle* handle, uint64_t maxBytes)
+      : ContextWorker(handle, "llama-dialog:saveState"), maxBytes_(maxBytes) {}
 
  protected:
-  void Run() override { bytes_ = core().SaveState(); }
+  void Run() override { bytes_ = core().SaveState(maxBytes_); }
 
   Napi::Value Result(Napi::Env env) override {
     Napi::Uint8Array bytes = Napi::Uint8Array::New(env, bytes_.size());
@@ -20,11 +21,14 @@ class SaveStateWorker : public ContextWorker {
   }
 
  private:
+  uint64_t maxBytes_;
   std::vector<uint8_t> bytes_;
 };
 
 }  // namespace
 
-Napi::Promise StartSaveState(ContextHandle* handle) { return QueueWorker<SaveStateWorker>(handle); }
+Napi::Promise StartSaveState(ContextHandle* handle, uint64_t maxBytes) {
+  return QueueWorker<SaveStateWorker>(handle, maxBytes);
+}
 
 }  // namespace llama_dialog

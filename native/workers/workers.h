@@ -24,7 +24,8 @@ Napi::Promise StartEvaluate(ContextHandle* handle, std::vector<llama_token> toke
 /** `onPiece` may be empty: then no thread-safe function is created at all. */
 Napi::Promise StartGenerate(ContextHandle* handle, GenerateRequest request, Napi::Function onPiece);
 Napi::Promise StartScoreNext(ContextHandle* handle, std::vector<llama_token> prompt, std::vector<llama_token> candidates);
-Napi::Promise StartSaveState(ContextHandle* handle);
+/** `maxBytes`: the largest state the caller's JS engine can hold in one ArrayBuffer (0: no limit). */
+Napi::Promise StartSaveState(ContextHandle* handle, uint64_t maxBytes);
 Napi::Promise StartLoadState(ContextHandle* handle, std::vector<uint8_t> bytes, std::vector<llama_token> tokens);
 Napi::Promise StartRelease(ContextHandle* handle);
 /** Frees a context's native resources off the JS thread (dispose). */

@@ -4,6 +4,7 @@
  * a call made while another runs fails with ContextBusy (callers that share a context queue
  * their work themselves, e.g. the per-model scheduler).
  */
+import { constants as bufferConstants } from 'node:buffer';
 import { LlamaDialogError } from '../errors.js';
 import { callNative, callNativeSync, type NativeContextHandle, type NativeContextSettings } from '../native/binding.js';
 import { generateOptionsSchema, parseOptions } from './engine-options.js';
@@ -67,9 +68,10 @@ export class Context implements InferenceContext {
    * or an abort once generation has started (resolves with stopReason 'aborted' and the partial
    * reply). `onToken` receives text as it becomes final (text that may start a stop string or ends
    * in half a UTF-8 character is held back); if it throws, generation stops and the error is rethrown.
-   * Requires prompt.length + maxTokens <= contextSize.
-   * @throws LlamaDialogError Aborted (during the prompt); ContextOverflow; InvalidToken; InvalidArgument;
-   *   ContextBusy; ObjectDisposed.
+   * Requires prompt.length + maxTokens <= contextSize. With `grammar`, only tokens the GBNF grammar allows
+   * are sampled and generation ends (stopReason 'eog') once the grammar is complete.
+   * @throws LlamaDialogError Aborted (during the prompt); ContextOverflow; InvalidToken; InvalidArgument
+   *   (also for a grammar llama.cpp cannot parse); ContextBusy; ObjectDisposed.
    */
   async generate(options: GenerateOptions): Promise<GenerateResult> {
     const parsed = parseOptions(generateOptionsSchema, options, 'generate options');
@@ -86,7 +88,13 @@ export class Context implements InferenceContext {
           }
         }
       : undefined;
-    const request = { prompt: parsed.prompt, maxTokens: parsed.maxTokens, sampling: parsed.sampling ?? {}, stop: parsed.stop ?? [] };
+    const request = {
+      prompt: parsed.prompt,
+      maxTokens: parsed.maxTokens,
+      sampling: parsed.sampling ?? {},
+      stop: parsed.stop ?? [],
+      ...(parsed.grammar !== undefined ? { grammar: parsed.grammar } : {}),
+    };
     const result = await this.#run('generate', parsed.signal, () => this.#handle.generate(request, onPiece));
     // The listener's own error, unchanged: the caller wrote it.
     if (callbackError) throw callbackError.error;
@@ -103,16 +111,19 @@ export class Context implements InferenceContext {
 
   /**
    * The KV state of the cached tokens (a few bytes of header + llama.cpp's sequence state), for RAM
-   * snapshots and save games. Restore it with {@link loadState} and the same {@link tokens}.
+   * snapshots and save games. Restore it with {@link loadState} and the same {@link tokens}. The header
+   * carries a checksum of the payload, so a corrupted copy is refused by {@link loadState}.
+   * @throws LlamaDialogError InsufficientMemory when the state is larger than one ArrayBuffer may be
+   *   (`buffer.constants.MAX_LENGTH`); ContextBusy; ObjectDisposed.
    */
   saveState(): Promise<Uint8Array> {
-    return this.#run('saveState', undefined, () => this.#handle.saveState());
+    return this.#run('saveState', undefined, () => this.#handle.saveState(bufferConstants.MAX_LENGTH));
   }
 
   /**
    * Restores a state from {@link saveState}; afterwards {@link tokens} equals `tokens`.
    * @throws LlamaDialogError StateMismatch when the bytes come from another model, another KV cache
-   *   type, do not fit this context, or do not belong to `tokens`.
+   *   type, do not fit this context, do not belong to `tokens`, or are corrupted (checksum).
    */
   loadState(bytes: Uint8Array, tokens: Int32Array): Promise<void> {
     return this.#run('loadState', undefined, () => this.#handle.loadState(bytes, tokens));

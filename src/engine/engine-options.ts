@@ -44,6 +44,7 @@ export const generateOptionsSchema = z
     maxTokens: z.number().int().min(1),
     sampling: samplingOptionsSchema.optional(),
     stop: z.array(z.string().min(1, 'stop strings must not be empty')).optional(),
+    grammar: z.string().min(1, 'grammar must not be empty').optional(),
     signal: z.instanceof(AbortSignal).optional(),
     onToken: z
       .custom<(piece: string, token: number) => void>((v) => typeof v === 'function', 'onToken must be a function')

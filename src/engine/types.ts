@@ -79,6 +79,12 @@ export interface GenerateOptions {
   maxTokens: number;
   sampling?: SamplingOptions;
   stop?: string[];
+  /**
+   * A GBNF grammar (llama.cpp's format, start rule `root`) the reply must follow; sampling only ever picks
+   * tokens the grammar allows, and generation ends when the grammar is complete. Build one from a JSON
+   * schema with `jsonSchemaToGrammar`. A grammar that does not parse is InvalidArgument.
+   */
+  grammar?: string;
   signal?: AbortSignal;
   /** Called with each text piece as soon as it is sampled. */
   onToken?: (piece: string, token: number) => void;

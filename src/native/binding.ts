@@ -77,6 +77,8 @@ export interface NativeGenerateRequest {
   maxTokens: number;
   sampling: NativeSamplingOptions;
   stop: string[];
+  /** GBNF grammar (root rule `root`); absent = unconstrained. A grammar llama.cpp cannot parse is InvalidArgument. */
+  grammar?: string;
 }
 
 export interface NativeGenerateResult {
@@ -105,7 +107,8 @@ export interface NativeContextHandle {
   evaluate(tokens: Int32Array): Promise<NativeEvaluateResult>;
   generate(request: NativeGenerateRequest, onPiece?: (piece: string, token: number) => void): Promise<NativeGenerateResult>;
   scoreNext(prompt: Int32Array, candidates: Int32Array): Promise<Float64Array>;
-  saveState(): Promise<Uint8Array>;
+  /** `maxBytes`: the largest state one ArrayBuffer may hold here; larger states reject with InsufficientMemory. */
+  saveState(maxBytes?: number): Promise<Uint8Array>;
   loadState(bytes: Uint8Array, tokens: Int32Array): Promise<void>;
   release(): Promise<void>;
   /** Asks the running operation to stop (between batches and inside llama_decode). */
@@ -124,6 +127,8 @@ export interface NativeAddon {
   /** 1 debug, 2 info, 3 warn, 4 error, 5 silent (default). */
   setLogLevel(level: number): void;
   setLogCallback(callback: ((level: number, text: string) => void) | null): void;
+  /** llama.cpp's JSON-schema → GBNF converter (common/json-schema-to-grammar.cpp); throws InvalidArgument. */
+  jsonSchemaToGrammar(schemaJson: string): string;
   /** llama.cpp's one-line system report (backends and their features). */
   systemInfo(): string;
   /** True when ggml's backends are run-time modules (prebuilt packages); false for a static source build. */
