@@ -2,9 +2,9 @@
 // edited metadata, or with layer 0 repeated to make a deeper model. Written with the package's own
 // GGUF writer, so the files are as valid as the synthetic test models.
 import { readFile } from 'node:fs/promises';
-import { readGgufFile } from '../../src/engine/gguf-reader.js';
-import type { GgufMetadataValue } from '../../src/engine/gguf-types.js';
-import { GgufWriter } from '../../src/engine/gguf-writer.js';
+import { readGgufFile } from '../../src/gguf/gguf-reader.js';
+import type { GgufMetadataValue } from '../../src/gguf/gguf-types.js';
+import { GgufWriter } from '../../src/gguf/gguf-writer.js';
 
 export interface GgufEdit {
   /** Changes the metadata in place (keys keep their order; new keys go last). */
