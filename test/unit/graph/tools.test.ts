@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkJsonSchema } from '../../../src/graph/tools/json-schema-check.js';
+import { checkJsonSchema } from '../../../src/graph/tools/tool-arguments-validator.js';
 import { parseToolCalls } from '../../../src/graph/tools/tool-call-parser.js';
 
 const sellSchema = {

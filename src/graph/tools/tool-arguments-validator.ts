@@ -1,0 +1,103 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+
+/** A tool's `parameters`: a JSON Schema (draft-07, the dialect tool-calling APIs use) of the arguments object. */
+export type JsonSchema = Record<string, unknown>;
+
+/**
+ * One validator instance for every tool schema. `strict: false` because tool schemas in the wild carry vendor
+ * keywords and formats this package does not define; JSON Schema says unknown keywords are ignored. The schema
+ * itself is still checked against the draft-07 meta-schema, so a misspelt type or a negative bound is refused.
+ */
+const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: false, logger: false });
+
+/** Checks arguments against one tool's schema: undefined when they pass, else the first problem with its path. */
+export type ArgumentsCheck = (value: unknown) => string | undefined;
+
+/**
+ * Compiles a tool's parameters schema once, for checking every call to that tool.
+ * @throws Error with ajv's explanation when `schema` is not a valid JSON Schema (the caller names the tool).
+ */
+export function compileArgumentsCheck(schema: JsonSchema | boolean): ArgumentsCheck {
+  const validate: ValidateFunction = ajv.compile(schema);
+  return (value) => (validate(value) ? undefined : describeProblem(validate.errors?.[0], value));
+}
+
+/** Why `schema` is not a usable JSON Schema, or undefined when it is. */
+export function schemaProblem(schema: JsonSchema | boolean): string | undefined {
+  try {
+    ajv.compile(schema);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/** Checks `value` against `schema` (compiled on the fly; ajv caches by schema): the first problem, or undefined. */
+export function checkJsonSchema(value: unknown, schema: JsonSchema | boolean): string | undefined {
+  return compileArgumentsCheck(schema)(value);
+}
+
+function typeOfJson(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value;
+}
+
+/** The readable path of an ajv instancePath (`/tags/1` → `arguments.tags[1]`), walking `root` to tell indices from keys. */
+function readablePath(instancePath: string, root: unknown): { path: string; value: unknown } {
+  let path = 'arguments';
+  let value = root;
+  for (const raw of instancePath.split('/').slice(1)) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(value)) {
+      path += `[${key}]`;
+      value = value[Number(key)];
+    } else {
+      path += `.${key}`;
+      value = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+    }
+  }
+  return { path, value };
+}
+
+/** ajv's first error in this package's wording: `<path>: <problem>`, the path naming the offending property. */
+function describeProblem(error: ErrorObject | undefined, root: unknown): string {
+  if (error === undefined) return 'arguments: do not match the schema';
+  const { path, value } = readablePath(error.instancePath, root);
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return `${path}.${String(params.missingProperty)}: required`;
+    case 'additionalProperties':
+      return `${path}.${String(params.additionalProperty)}: unknown property`;
+    case 'type':
+      return `${path}: expected ${String(params.type).split(',').join(' or ')}, got ${typeOfJson(value)}`;
+    case 'enum':
+      return `${path}: must be one of ${(params.allowedValues as unknown[]).map((option) => JSON.stringify(option)).join(', ')}`;
+    case 'const':
+      return `${path}: must be ${JSON.stringify(params.allowedValue)}`;
+    case 'minimum':
+      return `${path}: below the minimum ${String(params.limit)}`;
+    case 'maximum':
+      return `${path}: above the maximum ${String(params.limit)}`;
+    case 'exclusiveMinimum':
+      return `${path}: must be above ${String(params.limit)}`;
+    case 'exclusiveMaximum':
+      return `${path}: must be below ${String(params.limit)}`;
+    case 'minLength':
+      return `${path}: shorter than ${String(params.limit)}`;
+    case 'maxLength':
+      return `${path}: longer than ${String(params.limit)}`;
+    case 'minItems':
+      return `${path}: fewer than ${String(params.limit)} items`;
+    case 'maxItems':
+      return `${path}: more than ${String(params.limit)} items`;
+    case 'pattern':
+      return `${path}: does not match ${String(params.pattern)}`;
+    case 'false schema':
+      return `${path}: not allowed`;
+    default:
+      return `${path}: ${error.message ?? `fails ${error.keyword}`}`;
+  }
+}
