@@ -68,4 +68,43 @@ describe('ToolCall under its grammar (tiny random-weight model)', () => {
       }
     }
   });
+
+  it('takes tools whose schemas use $defs and $ref, and with toolChoice auto never writes an invalid call', async () => {
+    const craft = {
+      name: 'craft',
+      description: 'Craft an item from a recipe',
+      parameters: {
+        type: 'object',
+        properties: { recipe: { $ref: '#/$defs/recipe' }, count: { type: 'integer', minimum: 1, maximum: 9 } },
+        required: ['recipe', 'count'],
+        additionalProperties: false,
+        $defs: { recipe: { type: 'string', enum: ['nails', 'hinge'] } },
+      },
+    };
+    const graph = (toolChoice: 'auto' | 'required', maxTokens: number) => ({
+      start: 'tools',
+      nodes: [
+        {
+          name: 'tools',
+          type: 'ToolCall',
+          params: { tools: [craft], toolChoice, contextSize: 1024, maxTokens, temperature: 1, seed: 5 },
+          exits: { toolCalled: null, noToolCalled: null },
+        },
+      ],
+    });
+    const required = await session.createAgent({ graph: graph('required', 64), defaultModel: 'tiny', engine: { threads: 1 } });
+    for (let turn = 0; turn < 2; turn += 1) {
+      await required.sendMessage(`Make me ${turn + 2} hinges`);
+      const [call] = required.history.at(-1)!.toolCalls;
+      expect(call?.status).not.toBe('Failed');
+      expect(checkJsonSchema(JSON.parse(call!.arguments), craft.parameters)).toBeUndefined();
+    }
+    // Under `auto` the random model nearly always takes the plain answer; whatever it writes, no call is invalid.
+    const auto = await session.createAgent({ graph: graph('auto', 12), defaultModel: 'tiny', engine: { threads: 1 } });
+    for (let turn = 0; turn < 2; turn += 1) {
+      const result = await auto.sendMessage(`Hello there (${turn})`);
+      expect(result.status).toBe('Success');
+      expect(auto.history.at(-1)!.toolCalls.filter((call) => call.status === 'Failed')).toEqual([]);
+    }
+  });
 });
