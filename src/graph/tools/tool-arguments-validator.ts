@@ -18,21 +18,33 @@ export type ArgumentsCheck = (value: unknown) => string | undefined;
  * @throws Error with ajv's explanation when `schema` is not a valid JSON Schema (the caller names the tool).
  */
 export function compileArgumentsCheck(schema: JsonSchema | boolean): ArgumentsCheck {
-  const validate: ValidateFunction = ajv.compile(schema);
+  const validate = compileAndForget(schema);
   return (value) => (validate(value) ? undefined : describeProblem(validate.errors?.[0], value));
 }
 
 /** Why `schema` is not a usable JSON Schema, or undefined when it is. */
 export function schemaProblem(schema: JsonSchema | boolean): string | undefined {
   try {
-    ajv.compile(schema);
+    compileAndForget(schema);
     return undefined;
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }
 }
 
-/** Checks `value` against `schema` (compiled on the fly; ajv caches by schema): the first problem, or undefined. */
+/**
+ * Compiles without keeping the schema in the shared instance: ajv would otherwise refuse a second schema with the same
+ * `$id` (the same tool in another agent's graph) and keep every schema ever compiled. The function stays usable.
+ */
+function compileAndForget(schema: JsonSchema | boolean): ValidateFunction {
+  try {
+    return ajv.compile(schema);
+  } finally {
+    ajv.removeSchema(schema);
+  }
+}
+
+/** Checks `value` against `schema`, compiled for this one call: the first problem, or undefined. */
 export function checkJsonSchema(value: unknown, schema: JsonSchema | boolean): string | undefined {
   return compileArgumentsCheck(schema)(value);
 }
