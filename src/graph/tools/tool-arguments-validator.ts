@@ -1,14 +1,33 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 
-/** A tool's `parameters`: a JSON Schema (draft-07, the dialect tool-calling APIs use) of the arguments object. */
+/**
+ * A tool's `parameters`: a JSON Schema of the arguments object, draft-07 (the dialect tool-calling APIs use) unless
+ * its `$schema` names draft 2019-09 or 2020-12.
+ */
 export type JsonSchema = Record<string, unknown>;
 
 /**
- * One validator instance for every tool schema. `strict: false` because tool schemas in the wild carry vendor
- * keywords and formats this package does not define; JSON Schema says unknown keywords are ignored. The schema
- * itself is still checked against the draft-07 meta-schema, so a misspelt type or a negative bound is refused.
+ * `strict: false` because tool schemas in the wild carry vendor keywords and formats this package does not define;
+ * JSON Schema says unknown keywords are ignored. The schema itself is still checked against its dialect's
+ * meta-schema, so a misspelt type or a negative bound is refused.
  */
-const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: false, logger: false });
+const OPTIONS: Options = { strict: false, allErrors: false, validateFormats: false, logger: false };
+
+/** One validator instance per dialect, made when a schema first asks for it (each compiles its meta-schema). */
+const instances = new Map<string, Ajv>();
+
+function validatorFor(schema: JsonSchema | boolean): Ajv {
+  const declared = typeof schema === 'object' && typeof schema.$schema === 'string' ? schema.$schema : '';
+  const dialect = declared.includes('2020-12') ? '2020-12' : declared.includes('2019-09') ? '2019-09' : 'draft-07';
+  let ajv = instances.get(dialect);
+  if (ajv === undefined) {
+    ajv = dialect === '2020-12' ? new Ajv2020(OPTIONS) : dialect === '2019-09' ? new Ajv2019(OPTIONS) : new Ajv(OPTIONS);
+    instances.set(dialect, ajv);
+  }
+  return ajv;
+}
 
 /** Checks arguments against one tool's schema: undefined when they pass, else the first problem with its path. */
 export type ArgumentsCheck = (value: unknown) => string | undefined;
@@ -37,6 +56,7 @@ export function schemaProblem(schema: JsonSchema | boolean): string | undefined 
  * `$id` (the same tool in another agent's graph) and keep every schema ever compiled. The function stays usable.
  */
 function compileAndForget(schema: JsonSchema | boolean): ValidateFunction {
+  const ajv = validatorFor(schema);
   try {
     return ajv.compile(schema);
   } finally {

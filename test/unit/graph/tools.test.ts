@@ -45,6 +45,13 @@ describe('checkJsonSchema', () => {
     expect([first({ a: 'x' }), second({ a: 1 })]).toEqual([undefined, undefined]);
     expect(second({ a: 'x' })).toBe('arguments.a: expected number, got string');
   });
+
+  it('reads a schema in the dialect its $schema names', () => {
+    const tuple = { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'array', prefixItems: [{ type: 'string' }], items: false };
+    expect(schemaProblem(tuple)).toBeUndefined();
+    expect(checkJsonSchema(['a'], tuple)).toBeUndefined();
+    expect(checkJsonSchema(['a', 'b'], tuple)).toBe('arguments: must NOT have more than 1 items');
+  });
 });
 
 describe('parseToolCalls', () => {
