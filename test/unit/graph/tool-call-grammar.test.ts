@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { LlamaDialogError } from '../../../src/errors.js';
 import { buildToolCallGrammar } from '../../../src/graph/tools/tool-call-grammar.js';
 import { createHarness } from '../../kits/session-kit.js';
 
@@ -116,5 +117,17 @@ describe('ToolCall node and its grammar', () => {
     const agent = await session.createAgent({ graph: toolGraph({}), defaultModel: 'm1' });
     expect(() => agent.changeParam('tools', 'constrained', false)).toThrow(expect.objectContaining({ errorName: 'ParamNotMutable' }));
     expect(() => agent.changeParam('tools', 'toolChoice', 'required')).toThrow(expect.objectContaining({ errorName: 'ParamNotMutable' }));
+  });
+
+  it('a schema the converter cannot express fails the turn with InvalidArgument that names the node and the way out', async () => {
+    const { session, models } = createHarness();
+    const agent = await session.createAgent({ graph: toolGraph({}), defaultModel: 'm1' });
+    models.get('m1')!.jsonSchemaToGrammar = () => {
+      throw new LlamaDialogError('InvalidArgument', 'cannot convert the JSON schema to a grammar: Unsupported ref');
+    };
+    const result = await agent.sendMessage('one');
+    expect(result.status).toBe('Error');
+    expect(result.error).toMatchObject({ errorName: 'InvalidArgument', message: expect.stringMatching(/ToolCall node "tools".*Unsupported ref.*constrained: false/) });
+    expect(agent.state).toBe('Idle');
   });
 });
