@@ -20,7 +20,12 @@ export type JsonSchemaToGrammar = (schema: object) => string;
  * local `$ref`s re-pointed there), so llama.cpp's converter runs once per node and names its rules without clashes.
  * @throws whatever `convert` throws for a schema it cannot express (remote `$ref`s, for one).
  */
-export function buildToolCallGrammar(tools: readonly ToolDefinition[], format: ToolCallFormat, choice: ToolChoice, convert: JsonSchemaToGrammar): string {
+export function buildToolCallGrammar(
+  tools: readonly ToolDefinition[],
+  format: ToolCallFormat,
+  choice: ToolChoice,
+  convert: JsonSchemaToGrammar,
+): string {
   const defs: Record<string, unknown> = {};
   const calls = tools.map((tool, index) => {
     const key = `tool${index}`;
@@ -61,7 +66,8 @@ function repointLocalRefs(schema: unknown, base: string): unknown {
   if (typeof schema !== 'object' || schema === null) return schema;
   const copy: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) {
-    copy[key] = key === '$ref' && typeof value === 'string' && value.startsWith('#') ? `${base}${value.slice(1)}` : repointLocalRefs(value, base);
+    const localRef = key === '$ref' && typeof value === 'string' && value.startsWith('#');
+    copy[key] = localRef ? `${base}${value.slice(1)}` : repointLocalRefs(value, base);
   }
   return copy;
 }
