@@ -140,5 +140,10 @@ export interface RuntimeModel extends Tokenizer {
   readonly info: ModelInfo;
   isEndOfGeneration(token: number): boolean;
   createContext(options: RuntimeContextOptions): Promise<InferenceContext>;
+  /**
+   * JSON Schema → GBNF conversion for grammars. Optional: hosts fall back to llama.cpp's converter
+   * (`jsonSchemaToGrammar` of the engine); a fake model supplies its own so runtime tests need no addon.
+   */
+  jsonSchemaToGrammar?(schema: object): string;
   dispose(): Promise<void>;
 }

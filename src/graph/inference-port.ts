@@ -7,6 +7,8 @@ export interface GenerateRequest {
   maxTokens: number;
   sampling?: SamplingOptions;
   stop?: string[];
+  /** GBNF grammar (start rule `root`) the reply must follow; absent = unconstrained. */
+  grammar?: string;
   /** Called with each text piece as soon as it is sampled. */
   onToken?: (piece: string, token: number) => void;
 }
@@ -45,6 +47,11 @@ export interface InferencePort {
   score(prompt: Int32Array, candidates: Int32Array): Promise<ScoreResult>;
   /** Decodes `tokens` into the cache (a static prefix) without sampling. */
   prefill(tokens: Int32Array): Promise<void>;
+  /**
+   * Converts a JSON Schema into a GBNF grammar for {@link GenerateRequest.grammar} with llama.cpp's converter. A pure
+   * function of the schema (no cache, no queue); throws InvalidArgument for a schema the converter cannot express.
+   */
+  jsonSchemaToGrammar(schema: object): string;
   /** Frees the node's KV memory; the next call starts from an empty cache. */
   release(): Promise<void>;
 }

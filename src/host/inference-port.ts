@@ -1,4 +1,5 @@
 import { commonPrefixLength } from '../engine/common-prefix.js';
+import { jsonSchemaToGrammar } from '../engine/grammar.js';
 import type { GenerateOptions, GenerateResult, InferenceContext, ModelInfo, Tokenizer } from '../engine/types.js';
 import { LlamaDialogError } from '../errors.js';
 import type { GenerateRequest, InferencePort, ScoreResult } from '../graph/inference-port.js';
@@ -54,6 +55,7 @@ class ScheduledInferencePort implements HostedInferencePort {
       const options: GenerateOptions = { prompt: request.prompt, maxTokens: request.maxTokens, signal };
       if (request.sampling) options.sampling = request.sampling;
       if (request.stop && request.stop.length > 0) options.stop = request.stop;
+      if (request.grammar !== undefined) options.grammar = request.grammar;
       if (request.onToken) options.onToken = request.onToken;
       return context.generate(options);
     });
@@ -70,6 +72,11 @@ class ScheduledInferencePort implements HostedInferencePort {
 
   async prefill(tokens: Int32Array): Promise<void> {
     await this.schedule((context, signal) => context.evaluate(tokens, signal ? { signal } : {}));
+  }
+
+  jsonSchemaToGrammar(schema: object): string {
+    const model = this.cache.lease.model;
+    return model.jsonSchemaToGrammar ? model.jsonSchemaToGrammar(schema) : jsonSchemaToGrammar(schema);
   }
 
   release(): Promise<void> {

@@ -13,7 +13,7 @@ export async function generateFromProjection(
   run: NodeRunContext,
   inference: InferencePort,
   projection: PromptProjection,
-  options: { maxTokens: number; sampling: SamplingOptions; stop?: string[]; onToken?: (piece: string) => void },
+  options: { maxTokens: number; sampling: SamplingOptions; stop?: string[]; grammar?: string; onToken?: (piece: string) => void },
 ): Promise<GenerateResult> {
   // The renderer's fallback notice repeats in every projection: keep it in diagnostics, not in the event stream.
   const rendererWarnings = new Set(inference.prompts.renderer.warnings);
@@ -27,6 +27,7 @@ export async function generateFromProjection(
     maxTokens: Math.min(options.maxTokens, projection.replyTokens),
     sampling: options.sampling,
     ...(options.stop && options.stop.length > 0 ? { stop: options.stop } : {}),
+    ...(options.grammar !== undefined ? { grammar: options.grammar } : {}),
     ...(options.onToken ? { onToken: (piece: string) => options.onToken?.(piece) } : {}),
   });
   // The engine resolves an aborted generation with stopReason 'aborted': a cut-off reply is never recorded.

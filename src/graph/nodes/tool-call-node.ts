@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import type { ToolCallDisposition } from '../../dialog/interaction.js';
-import { isLlamaDialogError } from '../../errors.js';
+import { isLlamaDialogError, LlamaDialogError } from '../../errors.js';
 import type { ToolDefinition } from '../../prompt/chat-message.js';
 import { defineNode, type GraphNode, type NodePrefillContext } from '../node-definition.js';
 import type { NodeRunContext } from '../node-run-context.js';
 import { PauseTimedOutSignal } from '../pause-timed-out.js';
-import { checkJsonSchema } from '../tools/json-schema-check.js';
+import { compileArgumentsCheck, schemaProblem, type ArgumentsCheck } from '../tools/tool-arguments-validator.js';
+import { buildToolCallGrammar } from '../tools/tool-call-grammar.js';
+import type { InferencePort } from '../inference-port.js';
 import { parseToolCalls, type ParsedToolCall } from '../tools/tool-call-parser.js';
 import type { NodePromptProjector } from '../../prompt/node-prompt-projector.js';
 import { createNodeProjector, projectionSettingsFrom, type NodeProjectorShape } from '../inference/projected-prompt.js';
@@ -31,6 +33,17 @@ const paramsSchema = z.strictObject({
   tools: z.array(toolSchema).min(1, 'give at least one tool').max(128),
   /** Output format to parse; auto (default) accepts hermes `<tool_call>`, bare JSON and mistral `[TOOL_CALLS]`. */
   format: z.enum(['auto', 'hermes', 'json', 'mistral']).default('auto'),
+  /**
+   * Sample under a grammar built from the tools' schemas (llama.cpp's JSON-Schema converter), so the reply is one
+   * well-formed, schema-valid call to one of the tools in `format`, or the "no tool" answer (see toolChoice). Every
+   * format can be expressed, so this defaults to true for all of them.
+   */
+  constrained: z.boolean().default(true),
+  /**
+   * With `constrained`: `auto` (default) lets the model answer without a call (plain text that no format reads as a
+   * call); `required` makes it call one of its tools. `required` needs `constrained`.
+   */
+  toolChoice: z.enum(['auto', 'required']).default('auto'),
   /** How recorded calls are kept in history and whether they pause the turn (SPEC §5.3). Default Omit. */
   disposition: z.enum(['Omit', 'Replay', 'Pause', 'PauseAndAcknowledge', 'AwaitResult']).default('Omit'),
   /** Pause timeout for pausing dispositions; 0 (default) = the runtime's toolCallPauseTimeoutMs (0 = forever). */
@@ -55,19 +68,22 @@ interface CheckedCall {
   error: string | undefined;
 }
 
-function checkCall(call: ParsedToolCall, tools: readonly ToolDefinition[]): CheckedCall {
+function checkCall(call: ParsedToolCall, checks: ReadonlyMap<string, ArgumentsCheck>): CheckedCall {
   if (call.problem) return { parsed: call, error: call.problem };
-  const tool = tools.find((candidate) => candidate.name === call.name);
-  if (!tool) return { parsed: call, error: `unknown tool "${call.name}" (tools: ${tools.map((t) => t.name).join(', ')})` };
+  const check = checks.get(call.name);
+  if (!check) return { parsed: call, error: `unknown tool "${call.name}" (tools: ${[...checks.keys()].join(', ')})` };
   if (typeof call.arguments !== 'object' || call.arguments === null || Array.isArray(call.arguments)) {
     return { parsed: call, error: 'arguments must be a JSON object' };
   }
-  return { parsed: call, error: checkJsonSchema(call.arguments, tool.parameters) };
+  return { parsed: call, error: check(call.arguments) };
 }
 
 class ToolCallNode implements GraphNode {
   readonly type = 'ToolCall';
   private projector: NodePromptProjector | undefined;
+  // Tools, format, constrained and toolChoice are structural: the validators and the grammar are built once.
+  private argumentChecks: ReadonlyMap<string, ArgumentsCheck> | undefined;
+  private grammar: string | undefined;
 
   constructor(readonly name: string) {}
 
@@ -78,12 +94,16 @@ class ToolCallNode implements GraphNode {
     // Tools, sizes and history keeping are structural params: fixed when the projector is first built.
     this.projector ??= createNodeProjector(inference, this.shape(params, run.settings.maintainDialogueHistory));
     const projection = this.projector.project(run.dialog, { settings: projectionSettingsFrom(params), variables: run.variables.toObject() });
+    this.argumentChecks ??= new Map(tools.map((tool) => [tool.name, compileArgumentsCheck(tool.parameters)]));
+    if (params.constrained) this.grammar ??= this.buildGrammar(inference, params, tools);
     const result = await generateFromProjection(run, inference, projection, {
       maxTokens: params.maxTokens,
       sampling: samplingFrom(params),
+      ...(params.constrained ? { grammar: this.grammar } : {}),
     });
     const parse = parseToolCalls(result.text, params.format);
-    const checked = parse.calls.map((call) => checkCall(call, tools));
+    const argumentChecks = this.argumentChecks;
+    const checked = parse.calls.map((call) => checkCall(call, argumentChecks));
     const recorded: { callId: string; call: CheckedCall }[] = [];
     for (const call of checked) {
       const record = run.dialog.addToolCall({
@@ -128,6 +148,19 @@ class ToolCallNode implements GraphNode {
     const toolCall = params as ToolCallParams;
     const prefix = projectedStaticPrefix(inference, this.shape(toolCall, maintainDialogueHistory), toolCall, variables);
     if (prefix.length > 0) await inference.prefill(prefix);
+  }
+
+  private buildGrammar(inference: InferencePort, params: ToolCallParams, tools: readonly ToolDefinition[]): string {
+    try {
+      return buildToolCallGrammar(tools, params.format, params.toolChoice, (schema) => inference.jsonSchemaToGrammar(schema));
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new LlamaDialogError(
+        'InvalidArgument',
+        `ToolCall node "${this.name}": llama.cpp cannot turn the tools' schemas into a grammar (${reason}); simplify the schemas or set constrained: false`,
+        { cause: error },
+      );
+    }
   }
 
   private shape(params: ToolCallParams, maintainHistory: boolean): NodeProjectorShape {
@@ -180,15 +213,16 @@ class ToolCallNode implements GraphNode {
 }
 
 /**
- * Lets the model call one of its tools. Calls are parsed from the output, checked against the tools' JSON schemas
- * (invalid ones are recorded as Failed and reported, never dropped silently) and recorded with the node's
+ * Lets the model call one of its tools. By default (`constrained`) the reply is sampled under a grammar built from
+ * the tools' schemas, so a call is always well-formed and schema-valid. Calls are parsed from the output, checked
+ * against the tools' JSON schemas with ajv (invalid ones are recorded as Failed and reported, never dropped silently) and recorded with the node's
  * disposition; pausing dispositions suspend the turn until `agent.resume(payload)`.
  */
 export const toolCallNode = defineNode({
   type: 'ToolCall',
   paramsSchema,
   exits: ['toolCalled', 'noToolCalled'],
-  structuralParams: [...inferenceStructuralParams, 'tools', 'format'],
+  structuralParams: [...inferenceStructuralParams, 'tools', 'format', 'constrained', 'toolChoice'],
   usesModel: true,
   checkSizes: checkReplyFits,
   check(params) {
@@ -196,6 +230,11 @@ export const toolCallNode = defineNode({
     for (const tool of params.tools) {
       if (names.has(tool.name)) return `duplicate tool name "${tool.name}"`;
       names.add(tool.name);
+      const problem = schemaProblem(tool.parameters);
+      if (problem) return `tool "${tool.name}": parameters are not a valid JSON Schema: ${problem}`;
+    }
+    if (params.toolChoice === 'required' && !params.constrained) {
+      return 'toolChoice "required" needs constrained: true (only the grammar can make the model call a tool)';
     }
     return checkTemplate(params.template);
   },

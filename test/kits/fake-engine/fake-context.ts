@@ -13,6 +13,8 @@ import { KvMirror } from './kv-mirror.js';
 export interface FakeContextCall {
   kind: 'evaluate' | 'generate' | 'scoreNext';
   prompt: Int32Array;
+  /** The grammar a generate was asked to follow (the fake records it but does not enforce it). */
+  grammar?: string;
 }
 
 export interface FakeContextOptions {
@@ -105,7 +107,7 @@ export class FakeContext implements InferenceContext {
           `the prompt has ${prompt.length} tokens and maxTokens is ${maxTokens}, but the context holds ${this.contextSize}`,
         );
       }
-      this.#observe?.({ kind: 'generate', prompt: prompt.slice() });
+      this.#observe?.({ kind: 'generate', prompt: prompt.slice(), ...(options.grammar === undefined ? {} : { grammar: options.grammar }) });
       const evaluated = await this.#prefill(prompt, signal);
       const source = (this.#queued.shift() ?? this.language.continuation(prompt, options.sampling ?? {}))[Symbol.iterator]();
       const generated: number[] = [];

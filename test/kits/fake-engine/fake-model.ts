@@ -12,6 +12,8 @@ export interface FakeCall {
   /** Index of the context in {@link FakeModel.contexts}. */
   context: number;
   prompt: string;
+  /** The grammar a generate was asked to follow. */
+  grammar?: string;
 }
 
 /**
@@ -23,6 +25,8 @@ export class FakeModel implements RuntimeModel {
   readonly info: ModelInfo;
   readonly contexts: FakeContext[] = [];
   readonly calls: FakeCall[] = [];
+  /** Schemas given to {@link jsonSchemaToGrammar}, oldest first. */
+  readonly grammarSchemas: object[] = [];
   disposed = false;
   /** Reply for a prompt (the prompt as text). */
   reply: (prompt: string) => string = () => 'ok';
@@ -82,10 +86,25 @@ export class FakeModel implements RuntimeModel {
       ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
       language: this.#language,
       beforeToken: (index) => this.beforeToken?.({ context: id, index }),
-      observe: (call) => this.calls.push({ kind: call.kind, context: id, prompt: this.detokenize(call.prompt) }),
+      observe: (call) =>
+        this.calls.push({
+          kind: call.kind,
+          context: id,
+          prompt: this.detokenize(call.prompt),
+          ...(call.grammar === undefined ? {} : { grammar: call.grammar }),
+        }),
     });
     this.contexts.push(context);
     return context;
+  }
+
+  /**
+   * Stands in for llama.cpp's converter (no addon in unit tests): a grammar that admits `{}`, with the schema as a
+   * comment so tests can see which schema reached generate. Each schema is also kept in {@link grammarSchemas}.
+   */
+  jsonSchemaToGrammar(schema: object): string {
+    this.grammarSchemas.push(schema);
+    return `# fake grammar for ${JSON.stringify(schema)}\nroot ::= "{}"\n`;
   }
 
   async dispose(): Promise<void> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkJsonSchema } from '../../../src/graph/tools/json-schema-check.js';
+import { checkJsonSchema, compileArgumentsCheck, schemaProblem } from '../../../src/graph/tools/tool-arguments-validator.js';
 import { parseToolCalls } from '../../../src/graph/tools/tool-call-parser.js';
 
 const sellSchema = {
@@ -23,6 +23,34 @@ describe('checkJsonSchema', () => {
     expect(checkJsonSchema({ item: 'sword', price: 3, colour: 'red' }, sellSchema)).toBe('arguments.colour: unknown property');
     expect(checkJsonSchema({ item: 'sword', price: 3, tags: ['a', 2] }, sellSchema)).toBe('arguments.tags[1]: expected string, got integer');
     expect(checkJsonSchema('x', { anyOf: [{ type: 'number' }, { type: 'string' }] })).toBeUndefined();
+  });
+
+  it('words nested paths and more keywords, and follows local $refs', () => {
+    const schema = {
+      type: 'object',
+      properties: { order: { type: 'object', properties: { note: { $ref: '#/$defs/note' }, rush: { const: true } } } },
+      $defs: { note: { type: 'string', maxLength: 5, pattern: '^[a-z]*$' } },
+    };
+    expect(checkJsonSchema({ order: { note: 'abcdef' } }, schema)).toBe('arguments.order.note: longer than 5');
+    expect(checkJsonSchema({ order: { note: 'AB' } }, schema)).toBe('arguments.order.note: does not match ^[a-z]*$');
+    expect(checkJsonSchema({ order: { rush: false } }, schema)).toBe('arguments.order.rush: must be true');
+    expect(checkJsonSchema({ order: { note: 'ab', rush: true } }, schema)).toBeUndefined();
+  });
+
+  it('refuses a schema that is not JSON Schema, and lets two tools share an $id', () => {
+    expect(schemaProblem({ type: 'object', properties: { a: { type: 'strng' } } })).toMatch(/schema is invalid/);
+    expect(schemaProblem({ type: 'object', required: 'a' })).toMatch(/required/);
+    const first = compileArgumentsCheck({ $id: 'shop', type: 'object', properties: { a: { type: 'string' } } });
+    const second = compileArgumentsCheck({ $id: 'shop', type: 'object', properties: { a: { type: 'number' } } });
+    expect([first({ a: 'x' }), second({ a: 1 })]).toEqual([undefined, undefined]);
+    expect(second({ a: 'x' })).toBe('arguments.a: expected number, got string');
+  });
+
+  it('reads a schema in the dialect its $schema names', () => {
+    const tuple = { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'array', prefixItems: [{ type: 'string' }], items: false };
+    expect(schemaProblem(tuple)).toBeUndefined();
+    expect(checkJsonSchema(['a'], tuple)).toBeUndefined();
+    expect(checkJsonSchema(['a', 'b'], tuple)).toBe('arguments: must NOT have more than 1 items');
   });
 });
 
