@@ -34,9 +34,9 @@ const USER_PROGRAM = `
 const started = performance.now();
 try {
   const { loadModel, systemInfo } = await import('llama-dialog');
-  const model = await loadModel({ path: process.argv[2] });
+  const model = await loadModel({ path: process.argv[1] });
   const context = await model.createContext({ contextSize: 256, threads: 1 });
-  const prompt = model.tokenize(process.argv[3], { addSpecial: true });
+  const prompt = model.tokenize(process.argv[2], { addSpecial: true });
   let firstTokenAtMs = -1;
   const result = await context.generate({
     prompt,
@@ -60,6 +60,30 @@ function sh(command: string, args: string[], options: { cwd?: string; env?: Node
 function packInto(dir: string, packageDir: string): string {
   const out = sh('npm', ['pack', '--silent', '--pack-destination', dir, packageDir], { cwd: repoRoot });
   return join(dir, out.trim().split('\n').at(-1)!);
+}
+
+/**
+ * The main package's runtime dependencies, packed from this checkout's node_modules. An offline install
+ * needs each dependency's registry metadata in npm's cache, which `npm ci` never stores (it fetches tarballs
+ * by their lock-file address); handing npm the tarballs themselves keeps the install offline and exact.
+ */
+function packRuntimeDependencies(dir: string): string[] {
+  const lock = JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dependencies?: Record<string, string>; dev?: boolean; optional?: boolean }>;
+  };
+  const wanted = new Set<string>();
+  const visit = (deps: Record<string, string> | undefined) => {
+    for (const name of Object.keys(deps ?? {})) {
+      if (wanted.has(name) || lock.packages[`node_modules/${name}`] === undefined) continue;
+      wanted.add(name);
+      visit(lock.packages[`node_modules/${name}`]!.dependencies);
+    }
+  };
+  visit(lock.packages['']!.dependencies);
+  return [...wanted].map((name) => {
+    const out = sh('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', dir, join(repoRoot, 'node_modules', name)], { cwd: dir });
+    return join(dir, out.trim().split('\n').at(-1)!);
+  });
 }
 
 function filesUnder(dir: string): string[] {
@@ -107,8 +131,10 @@ describe.runIf(onLinuxX64Glibc)('packed tarballs: install without scripts or a c
     console.log(`[pack-install] platform package built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
     mkdirSync(app, { recursive: true });
+    mkdirSync(join(work, 'deps'));
     mainTarball = packInto(work, repoRoot);
     platformTarball = packInto(work, platformDir);
+    const dependencyTarballs = packRuntimeDependencies(join(work, 'deps'));
 
     // PATH with node and npm only: /usr/bin (where cc, g++, make, cmake and git live) is left out.
     mkdirSync(toolBin);
@@ -119,7 +145,7 @@ describe.runIf(onLinuxX64Glibc)('packed tarballs: install without scripts or a c
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'npc-game', version: '1.0.0', type: 'module', private: true }));
 
     const installStart = performance.now();
-    sh('npm', ['install', '--offline', '--ignore-scripts', '--strict-allow-scripts', '--no-audit', '--no-fund', mainTarball, platformTarball], {
+    sh('npm', ['install', '--offline', '--ignore-scripts', '--strict-allow-scripts', '--no-audit', '--no-fund', mainTarball, platformTarball, ...dependencyTarballs], {
       cwd: app,
       env: userEnv,
     });
