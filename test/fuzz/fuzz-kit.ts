@@ -37,6 +37,8 @@ export interface FuzzSummary {
   violations: FuzzViolation[];
   seed: number;
   properties: number;
+  /** Inputs not passed on because they hit a native abort already reported (each child says which). */
+  knownCrashesAvoided?: number;
 }
 
 const knownCodes = new Set<number>(Object.values(ErrorCode));
@@ -108,7 +110,7 @@ export class FuzzRecorder {
       this.summary.violations.push({
         property,
         problem: error instanceof Error ? error.message : String(error),
-        input: details.counterexample ? fc.stringify(details.counterexample).slice(0, 2000) : undefined,
+        input: details.counterexample ? renderInput(details.counterexample) : undefined,
       });
     }
   }
@@ -138,6 +140,15 @@ export async function runFuzzChild(body: (recorder: FuzzRecorder) => Promise<voi
   recorder.print();
   // Handles of models, contexts and servers must not keep the child alive: its verdict is in.
   process.exit(0);
+}
+
+/** fast-check's rendering of an input; a very deep one would overflow the stack, so it is cut. */
+function renderInput(input: unknown): string {
+  try {
+    return fc.stringify(input).slice(0, 2000);
+  } catch {
+    return '(too deep to print)';
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
