@@ -173,6 +173,10 @@ await runFuzzChild(async (recorder: FuzzRecorder) => {
       ),
     }),
     fc.record({ kind: fc.constant('release' as const) }),
+    // Longer than the context (128): ContextOverflow, with the cache untouched.
+    fc.record({ kind: fc.constant('evaluate' as const), tokens: validTokens(120, 200), signal: fc.constant(false) }),
+    // Two operations at once: the second is refused with ContextBusy while the first runs.
+    fc.record({ kind: fc.constant('concurrent' as const), prompt: validTokens(1, 60), second: fc.constantFrom('evaluate', 'generate', 'scoreNext', 'saveState', 'loadState', 'release') }),
   );
 
   await recorder.check(
@@ -242,6 +246,23 @@ await runFuzzChild(async (recorder: FuzzRecorder) => {
           case 'release':
             await recorder.call('release', () => context.release());
             break;
+          case 'concurrent': {
+            const running = context.generate({ prompt: op.prompt, maxTokens: 2 });
+            const state = states[0];
+            const error = await recorder.call(`${op.second} while busy`, () => {
+              switch (op.second) {
+                case 'evaluate': return context.evaluate(op.prompt);
+                case 'generate': return context.generate({ prompt: op.prompt, maxTokens: 1 });
+                case 'scoreNext': return context.scoreNext(op.prompt, Int32Array.of(1));
+                case 'saveState': return context.saveState();
+                case 'loadState': return context.loadState(state?.bytes ?? new Uint8Array(0), state?.tokens ?? new Int32Array(0));
+                case 'release': return context.release();
+              }
+            });
+            if (error?.errorName !== 'ContextBusy') throw new Error(`${op.second} during a generate was not refused with ContextBusy (${error?.errorName ?? 'it ran'})`);
+            await recorder.call('generate (first of two)', () => running);
+            break;
+          }
         }
       }
     },

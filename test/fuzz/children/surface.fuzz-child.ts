@@ -10,6 +10,7 @@ import { nodeCatalog } from '../../../src/graph/node-catalog.js';
 import { commands } from '../../../src/cli/commands/index.js';
 import { parseCommandLine, runCli } from '../../../src/cli/run.js';
 import { ExitCode } from '../../../src/cli/command.js';
+import { FrameDecoder, decodeFramePayload, encodeFrame } from '../../../src/server/frame-codec.js';
 import { FuzzRecorder, deepObject, hostileNumber, hostileString, hostileValue, runFuzzChild } from '../fuzz-kit.js';
 
 /** A dialog with some of everything: two finished turns (reply, tool call, knowledge, instruction, summary). */
@@ -238,6 +239,54 @@ await runFuzzChild(async (recorder: FuzzRecorder) => {
       }
     },
     4,
+  );
+
+  // Server frames: any byte stream cut anywhere decodes to payloads or FrameTooLarge; any payload to JSON or
+  // MalformedMessage; any value encodes to a frame (or a typed refusal) that decodes back to the same JSON.
+  const splitPoints = fc.array(fc.nat(), { maxLength: 6 });
+  const cut = (bytes: Uint8Array, points: readonly number[]): Uint8Array[] => {
+    const offsets = [...new Set(points.map((p) => p % (bytes.length + 1)))].sort((a, b) => a - b);
+    const pieces: Uint8Array[] = [];
+    let from = 0;
+    for (const offset of [...offsets, bytes.length]) {
+      pieces.push(bytes.subarray(from, offset));
+      from = offset;
+    }
+    return pieces;
+  };
+  await recorder.check(
+    'FrameDecoder and decodeFramePayload on random streams',
+    [fc.oneof(fc.uint8Array({ maxLength: 300 }), fc.array(fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), hostileString), { maxLength: 3 }).map((texts) => Buffer.concat(texts.map((t) => encodeFrame(t))))), splitPoints, fc.array(fc.record({ at: fc.nat(), bit: fc.integer({ min: 0, max: 7 }) }), { maxLength: 3 }), fc.option(fc.integer({ min: 0, max: 64 }), { nil: undefined })],
+    async (source, points, flips, maxBytes) => {
+      const bytes = Uint8Array.from(source);
+      for (const { at, bit } of flips) if (bytes.length > 0) bytes[at % bytes.length]! ^= 1 << bit;
+      const decoder = new FrameDecoder(maxBytes);
+      for (const piece of cut(bytes, points)) {
+        let payloads: Buffer[] = [];
+        const refused = await recorder.call('FrameDecoder.push', () => {
+          payloads = decoder.push(piece);
+        });
+        if (refused !== undefined) break;
+        for (const payload of payloads) await recorder.call('decodeFramePayload', () => decodeFramePayload(payload));
+      }
+    },
+    1,
+  );
+  await recorder.check(
+    'encodeFrame round trip',
+    [fc.oneof(fc.jsonValue(), hostileValue), splitPoints],
+    async (message, points) => {
+      let frame: Buffer | undefined;
+      const refused = await recorder.call('encodeFrame', () => {
+        frame = encodeFrame(message);
+      });
+      if (refused !== undefined || frame === undefined) return;
+      const decoder = new FrameDecoder();
+      const payloads = cut(frame, points).flatMap((piece) => decoder.push(piece));
+      if (payloads.length !== 1) throw new Error(`one frame decoded into ${payloads.length} payloads`);
+      if (JSON.stringify(decodeFramePayload(payloads[0]!)) !== JSON.stringify(message)) throw new Error('a frame did not decode to the JSON it encoded');
+    },
+    1,
   );
 
   // CLI: unknown commands never throw; every command's flags parse to options or InvalidArgument.
