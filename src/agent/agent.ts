@@ -347,9 +347,13 @@ export class Agent {
    */
   editTurn(turn: number, edit: { userLine?: string; replies?: Record<number, string> }): void {
     this.assertIdle('editTurn');
-    const interaction = this.dialog.interactions[turn];
-    if (!Number.isInteger(turn) || !interaction) {
-      throw new LlamaDialogError('InvalidArgument', `editTurn: turn ${turn} does not exist (dialog has ${this.dialog.length})`);
+    const interaction = Number.isInteger(turn) ? this.dialog.interactions[turn] : undefined;
+    if (!interaction) {
+      const shown = typeof turn === 'number' ? turn : `(a ${typeof turn})`;
+      throw new LlamaDialogError('InvalidArgument', `editTurn: turn ${shown} does not exist (dialog has ${this.dialog.length})`);
+    }
+    if (typeof edit !== 'object' || edit === null || (edit.replies !== undefined && (typeof edit.replies !== 'object' || edit.replies === null))) {
+      throw new LlamaDialogError('InvalidArgument', 'editTurn: the edit must be { userLine?: string, replies?: { [index]: string } }');
     }
     const replies = Object.entries(edit.replies ?? {}).map(([index, text]) => [Number(index), text] as const);
     for (const [index, text] of replies) {

@@ -5,7 +5,8 @@
  * {@link FuzzRecorder.call}: it succeeds, or it throws a LlamaDialogError with a code of the ErrorCode table and
  * leaves the observed state (dialog export, context tokens, params) exactly as it was.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
@@ -56,6 +57,16 @@ export function fuzzSeed(): number {
 
 class PropertyViolation extends Error {}
 
+/**
+ * `LLAMA_DIALOG_FUZZ_TRACE=<file>`: every input and call is appended (synchronously) before it runs, so after a
+ * native crash the file ends with the input that caused it.
+ */
+const traceFile = process.env.LLAMA_DIALOG_FUZZ_TRACE || undefined;
+
+function traceInput(property: string, args: unknown): void {
+  if (traceFile !== undefined) appendFileSync(traceFile, `${property}: ${renderInput(args, 20_000)}\n`);
+}
+
 /** Counts calls and refusals of one child; properties report through it. */
 export class FuzzRecorder {
   readonly summary: FuzzSummary = { cases: 0, succeeded: 0, codes: {}, refusals: {}, violations: [], seed: fuzzSeed(), properties: 0 };
@@ -67,6 +78,7 @@ export class FuzzRecorder {
    */
   async call(label: string, operation: () => unknown, observe?: () => unknown): Promise<LlamaDialogError | undefined> {
     this.summary.cases += 1;
+    if (traceFile !== undefined) appendFileSync(traceFile, `  call ${label}\n`);
     const before = observe?.();
     try {
       await operation();
@@ -101,6 +113,7 @@ export class FuzzRecorder {
     this.summary.properties += 1;
     const details = await fc.check(
       fc.asyncProperty(...arbitraries, async (...args: Ts) => {
+        traceInput(property, args);
         await predicate(...args);
       }),
       { numRuns: fuzzRuns(weight), seed: this.summary.seed, endOnFailure: true },
@@ -143,9 +156,9 @@ export async function runFuzzChild(body: (recorder: FuzzRecorder) => Promise<voi
 }
 
 /** fast-check's rendering of an input; a very deep one would overflow the stack, so it is cut. */
-function renderInput(input: unknown): string {
+function renderInput(input: unknown, maxChars = 2000): string {
   try {
-    return fc.stringify(input).slice(0, 2000);
+    return fc.stringify(input).slice(0, maxChars);
   } catch {
     return '(too deep to print)';
   }
@@ -225,4 +238,21 @@ export function describeSummary(name: string, summary: FuzzSummary): string {
     .sort(([a], [b]) => Number(a) - Number(b))
     .map(([code, count]) => `${code} ${nameOf.get(Number(code)) ?? '?'} ×${count}`);
   return `[fuzz ${name}] seed ${summary.seed}: ${summary.cases} cases in ${summary.properties} properties, ${summary.succeeded} succeeded, ${codes.length} distinct codes: ${codes.join(', ')}`;
+}
+
+/**
+ * Runs an ES module snippet under tsx in a child (cwd: the repository root, so `./src/...` imports work) and returns
+ * its exit and the JSON of its last stdout line: a reproducer of a native crash fails its test, not the test worker.
+ */
+export function runSnippet(source: string): { status: number | null; signal: NodeJS.Signals | null; result: unknown; stderr: string } {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', source], { cwd: root, encoding: 'utf8' });
+  const last = child.stdout.trim().split('\n').pop();
+  let result: unknown;
+  try {
+    result = last ? JSON.parse(last) : undefined;
+  } catch {
+    result = undefined;
+  }
+  return { status: child.status, signal: child.signal, result, stderr: child.stderr.slice(-2000) };
 }

@@ -1,6 +1,5 @@
 // Fuzz tier: GGUF files with flipped bits, cut short, or with hostile metadata written by the package's own
 // GgufWriter, read by readGgufFile and loaded by the real addon in a child process (children/gguf.fuzz-child.ts).
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +8,7 @@ import { ErrorCode } from '../../src/errors.js';
 import { ensureTestModel } from '../kits/models.js';
 import { vocabPath } from '../helpers/llama-cpp.js';
 import { writeGgufVariant } from '../native/gguf-variants.js';
-import { describeSummary, runChild } from './fuzz-kit.js';
+import { describeSummary, runChild, runSnippet } from './fuzz-kit.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'llama-dialog-fuzz-gguf-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -38,11 +37,10 @@ describe('GGUF files under corruption', () => {
         metadata.set('tokenizer.ggml.tokens', { type: 'array', itemType: 'string', value });
       },
     });
-    const script = `import { loadModel } from './src/engine/load-model.ts';
+    const outcome = runSnippet(`import { loadModel } from './src/engine/load-model.ts';
       try { await loadModel({ path: ${JSON.stringify(path)}, vocabOnly: true }); console.log(JSON.stringify({ loaded: true })); }
-      catch (error) { console.log(JSON.stringify({ code: error.code })); }`;
-    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
-    expect({ status: child.status, signal: child.signal }, child.stderr.slice(-2000)).toEqual({ status: 0, signal: null });
-    expect(JSON.parse(child.stdout.trim().split('\n').pop()!)).toEqual({ code: ErrorCode.ModelLoadFailed });
+      catch (error) { console.log(JSON.stringify({ code: error.code })); }`);
+    expect({ status: outcome.status, signal: outcome.signal }, outcome.stderr).toEqual({ status: 0, signal: null });
+    expect(outcome.result).toEqual({ code: ErrorCode.ModelLoadFailed });
   });
 });
