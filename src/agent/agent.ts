@@ -230,7 +230,8 @@ export class Agent {
       throw new LlamaDialogError('AgentBusy', `agent ${this.id} is Running: change params while Idle or Paused`);
     }
     const node = this.graph.nodes.get(nodeName);
-    if (!node) throw new LlamaDialogError('UnknownNode', `agent ${this.id} has no node "${nodeName}"`);
+    if (!node) throw new LlamaDialogError('UnknownNode', `agent ${this.id} has no node ${describeName(nodeName)}`);
+    if (typeof param !== 'string') throw new LlamaDialogError('InvalidParamValue', `node "${nodeName}": a param name must be a string`);
     const definition = node.definition;
     if (definition.structuralParams.includes(param)) {
       throw new LlamaDialogError('ParamNotMutable', `param "${param}" of ${node.type} node "${nodeName}" is fixed at agent creation`);
@@ -254,7 +255,7 @@ export class Agent {
   /** Current params of a node (a frozen copy). @throws LlamaDialogError UnknownNode. */
   getParams(nodeName: string): Readonly<Record<string, unknown>> {
     const params = this.currentParams.get(nodeName);
-    if (!params) throw new LlamaDialogError('UnknownNode', `agent ${this.id} has no node "${nodeName}"`);
+    if (!params) throw new LlamaDialogError('UnknownNode', `agent ${this.id} has no node ${describeName(nodeName)}`);
     return params;
   }
 
@@ -417,4 +418,9 @@ export class Agent {
     const timeoutMs = typeof own === 'number' && own > 0 ? own : this.inferenceTimeoutMs;
     return inferencePortFor(cache, signal, timeoutMs);
   }
+}
+
+/** A caller's name inside a message: quoted when it is a string; a symbol cannot be put in a template at all. */
+function describeName(name: unknown): string {
+  return typeof name === 'string' ? `"${name}"` : `(a ${typeof name})`;
 }

@@ -305,7 +305,8 @@ export class Dialog {
    * @throws `InvalidArgument`, `InputTooLong`
    */
   editReplyText(turn: number, replyIndex: number, text: string): void {
-    const reply = this.requireTurn(turn).replies[replyIndex];
+    const replies = this.requireTurn(turn).replies;
+    const reply = Number.isInteger(replyIndex) ? replies[replyIndex] : undefined;
     if (reply === undefined) throw new LlamaDialogError('InvalidArgument', `Turn ${shown(turn)} has no reply ${shown(replyIndex)}`);
     this.checkItemText('reply', text);
     reply.text = text;
