@@ -43,4 +43,23 @@ describe('GGUF files under corruption', () => {
     expect({ status: outcome.status, signal: outcome.signal }, outcome.stderr).toEqual({ status: 0, signal: null });
     expect(outcome.result).toEqual({ code: ErrorCode.ModelLoadFailed });
   });
+
+  // Found by the fuzzer (seed 3: a token list of one string written with GgufWriter): the SPM vocabulary then has no
+  // BOS id but still adds one, and llama_tokenize with addSpecial asserts GGML_ASSERT(special_bos_id !=
+  // LLAMA_TOKEN_NULL) in llama-vocab.cpp and aborts the process. Native side to fix.
+  it('tokenize with addSpecial on a vocabulary without a BOS token is refused or skips BOS, not an abort', async () => {
+    const path = join(dir, 'no-bos.gguf');
+    await writeGgufVariant(vocabPath('llama-spm'), path, {
+      metadata: (metadata) => metadata.set('tokenizer.ggml.tokens', { type: 'array', itemType: 'string', value: ['a'] }),
+    });
+    const outcome = runSnippet(`import { loadModel } from './src/engine/load-model.ts';
+      const model = await loadModel({ path: ${JSON.stringify(path)}, vocabOnly: true });
+      try { console.log(JSON.stringify({ bos: model.info.bos, tokens: Array.from(model.tokenize('a', { addSpecial: true })) })); }
+      catch (error) { console.log(JSON.stringify({ bos: model.info.bos, code: error.code })); }`);
+    expect({ status: outcome.status, signal: outcome.signal }, outcome.stderr).toEqual({ status: 0, signal: null });
+    expect(outcome.result).toMatchObject({ bos: -1 });
+    const result = outcome.result as { code?: number; tokens?: number[] };
+    if (result.code !== undefined) expect([ErrorCode.InvalidArgument, ErrorCode.UnsupportedModel]).toContain(result.code);
+    else expect(result.tokens).not.toContain(-1);
+  });
 });

@@ -42,9 +42,13 @@ async function loadAndUse(recorder: FuzzRecorder, label: string, path: string, v
   });
   if (refused !== undefined || model === undefined) return;
   try {
+    // A vocabulary without a BOS id that still asks for one aborts in llama_tokenize with addSpecial (known native
+    // crash, reproducer in gguf.test.ts): such models are tokenized without special tokens while it is open.
+    const addSpecial = model.info.bos >= 0;
+    if (!addSpecial) recorder.summary.knownCrashesAvoided = (recorder.summary.knownCrashesAvoided ?? 0) + 1;
     for (const text of ['Hello, world!', ' 🙂 \uD800 é\u0301 <|eot_id|>', '']) {
       await recorder.call(`${label} tokenize`, () => {
-        const tokens = model!.tokenize(text, { addSpecial: true, parseSpecial: true });
+        const tokens = model!.tokenize(text, { addSpecial, parseSpecial: true });
         model!.detokenize(tokens);
       });
     }
@@ -55,7 +59,7 @@ async function loadAndUse(recorder: FuzzRecorder, label: string, path: string, v
       await recorder.call(`${label} generate`, async () => {
         const context = await model!.createContext({ contextSize: 64, batchSize: 16, threads: 1 });
         try {
-          const prompt = model!.tokenize('Hello', { addSpecial: true });
+          const prompt = model!.tokenize('Hello', { addSpecial });
           await context.generate({ prompt: prompt.length > 0 ? prompt : Int32Array.of(0), maxTokens: 2 });
         } finally {
           await context.dispose();
