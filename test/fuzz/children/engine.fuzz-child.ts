@@ -232,7 +232,8 @@ await runFuzzChild(async (recorder: FuzzRecorder) => {
               const copy = bytes as Uint8Array;
               const at = damage.at % Math.max(1, copy.length);
               if (at >= 20 && at <= 23) {
-                // StateHeader.kvType: a known native crash (reproducer in engine.test.ts), not passed on while open.
+                // StateHeader.kvType: a known native crash, not passed on while it is open
+                // (reproducer in native-crash-reproducers.test.ts).
                 recorder.summary.knownCrashesAvoided = (recorder.summary.knownCrashesAvoided ?? 0) + 1;
                 break;
               }

@@ -31,7 +31,7 @@ async function loadAndUse(recorder: FuzzRecorder, label: string, path: string, v
     file = await readGgufFile(path);
   });
   if (file !== undefined && hasDuplicateTokens(file)) {
-    // Known native abort, reported to the lead (see duplicate-token reproducer in gguf.test.ts): llama.cpp's
+    // Known native abort, reported to the lead (reproducer in native-crash-reproducers.test.ts): llama.cpp's
     // GGML_ASSERT(id_to_token.size() == token_to_id.size()) in llama-vocab.cpp. Skipped so the rest keeps fuzzing.
     recorder.summary.knownCrashesAvoided = (recorder.summary.knownCrashesAvoided ?? 0) + 1;
     return;
@@ -42,8 +42,8 @@ async function loadAndUse(recorder: FuzzRecorder, label: string, path: string, v
   });
   if (refused !== undefined || model === undefined) return;
   try {
-    // A vocabulary without a BOS id that still asks for one aborts in llama_tokenize with addSpecial (known native
-    // crash, reproducer in gguf.test.ts): such models are tokenized without special tokens while it is open.
+    // A vocabulary without a BOS id that still asks for one aborts in llama_tokenize with addSpecial (a known native
+    // crash, reproducer in native-crash-reproducers.test.ts): such models are tokenized without special tokens.
     const addSpecial = model.info.bos >= 0;
     if (!addSpecial) recorder.summary.knownCrashesAvoided = (recorder.summary.knownCrashesAvoided ?? 0) + 1;
     for (const text of ['Hello, world!', ' 🙂 \uD800 é\u0301 <|eot_id|>', '']) {
