@@ -127,6 +127,7 @@ export class Agent {
         `sendMessage: the line has ${text.length} characters; the limit is ${limits.maxUserLineChars}`,
       );
     }
+    if (typeof options !== 'object' || options === null) throw new LlamaDialogError('InvalidArgument', 'sendMessage: options must be an object');
     const slots = options.slots ?? {};
     if (typeof slots !== 'object' || slots === null || Object.values(slots).some((v) => typeof v !== 'string')) {
       throw new LlamaDialogError('InvalidArgument', 'sendMessage: slots must map names to strings');

@@ -16,7 +16,7 @@ function refusal(action: () => unknown): string {
 }
 
 describe('Session and Agent refuse odd names without a TypeError', () => {
-  it('host options, variable and node names, param names, turns and edits', async () => {
+  it('host options, variable and node names, param names, turns, edits and sendMessage options', async () => {
     expect(refusal(() => new Session(null as never))).toBe('InvalidArgument');
     const { session } = createHarness();
     const agent = await session.createAgent({ graph: echoGraph(), defaultModel: 'm1', variables: { gold: 3 } });
@@ -26,6 +26,8 @@ describe('Session and Agent refuse odd names without a TypeError', () => {
     expect(refusal(() => agent.getParams(Symbol('n') as never))).toBe('UnknownNode');
     expect(refusal(() => agent.setVariable({ [Symbol.toPrimitive]: null } as never, 1))).toBe('InvalidParamValue');
     expect(refusal(() => agent.editTurn(Symbol('t') as never, {}))).toBe('InvalidArgument');
+    expect(refusal(() => agent.sendMessage('Hi', null as never))).toBe('InvalidArgument');
+    expect(agent.state).toBe('Idle');
     expect(agent.getParams('echo')).toEqual(params);
     expect(agent.variables).toEqual({ gold: 3 });
     await session.close();
