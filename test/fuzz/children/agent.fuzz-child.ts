@@ -64,7 +64,7 @@ const agentCall = fc.oneof(
   fc.record({ op: fc.constant('editTurn' as const), turn: fc.oneof(fc.integer({ min: -1, max: 3 }), hostileNumber, hostileValue), edit: maybe(fc.record({ userLine: textArb, replies: maybe(fc.dictionary(fc.constantFrom('0', '1', '-1', 'x'), textArb, { maxKeys: 2 })) }, { requiredKeys: [] })) }),
   fc.record({ op: fc.constant('truncateHistory' as const), from: fc.oneof(fc.integer({ min: -1, max: 4 }), hostileNumber, hostileValue) }),
   fc.record({ op: fc.constant('seedHistory' as const), turns: fc.oneof(hostileValue, deepObject, fc.array(fc.record({ userLine: textArb, replies: maybe(fc.array(fc.record({ node: hostileString, text: textArb, tokens: maybe(fc.array(hostileNumber, { maxLength: 3 })) }), { maxLength: 2 })) }, { requiredKeys: [] }), { maxLength: 3 })) }),
-  fc.record({ op: fc.constant('importDialog' as const), kind: fc.constantFrom('flip', 'mutate', 'junk'), steps: fc.array(fc.nat(), { minLength: 1, maxLength: 6 }), value: fc.oneof(hostileValue, fc.integer({ min: -5, max: 200_000 }), fc.constant(2 ** 31)), flips: fc.array(fc.record({ at: fc.nat(), bit: fc.integer({ min: 0, max: 6 }) }), { minLength: 1, maxLength: 3 }) }),
+  fc.record({ op: fc.constant('importDialog' as const), kind: fc.constantFrom('flip', 'mutate', 'junk', 'tokens'), ids: fc.array(fc.oneof(fc.integer({ min: 0, max: 200_000 }), fc.constant(2 ** 31 - 1)), { maxLength: 6 }), steps: fc.array(fc.nat(), { minLength: 1, maxLength: 6 }), value: fc.oneof(hostileValue, fc.integer({ min: -5, max: 200_000 }), fc.constant(2 ** 31)), flips: fc.array(fc.record({ at: fc.nat(), bit: fc.integer({ min: 0, max: 6 }) }), { minLength: 1, maxLength: 3 }) }),
   fc.record({ op: fc.constant('exportDialog' as const) }),
 );
 type AgentCall = typeof agentCall extends fc.Arbitrary<infer T> ? T : never;
@@ -129,6 +129,11 @@ async function applyCall(recorder: FuzzRecorder, agent: Agent, call: AgentCall, 
         const bytes = Buffer.from(JSON.stringify(snapshot), 'utf8');
         for (const { at, bit } of c.flips as { at: number; bit: number }[]) bytes[at % bytes.length]! ^= 1 << bit;
         input = bytes.toString('utf8'); // importDialog takes JSON text too: the package parses it.
+      } else if (c.kind === 'tokens') {
+        // Reply token ids from another model (or none at all): the next turn re-tokenizes the text (issue 12 item 8).
+        const copy = structuredClone(snapshot) as { interactions: { replies: { tokens: number[] }[] }[] };
+        for (const interaction of copy.interactions) for (const reply of interaction.replies) reply.tokens = c.ids;
+        input = copy;
       } else if (c.kind === 'mutate') {
         input = mutateAt(snapshot, c.steps, c.value);
       } else {
