@@ -132,7 +132,7 @@ await runFuzzChild(async (recorder: FuzzRecorder) => {
     ),
   );
   const grammarArb = fc.oneof(
-    fc.constantFrom('root ::= "yes" | "no"', 'root ::= [a-z]+', 'root ::= root', 'root ::= x', 'x ::= "a"', 'root ::= "a" | ', 'root ::= ("a"*)*', 'root ::= [', 'root ::= "\\x', 'root ::= [^\\u0000-\\U0010FFFF]', 'root ::= "' + 'a'.repeat(200) + '"'),
+    fc.constantFrom('root ::= "yes" | "no"', 'root ::= [a-z]+', 'root ::= root', 'root ::= x', 'x ::= "a"', 'root ::= "a" | ', 'root ::= ("a"*)*', 'root ::= [', 'root ::= "\\x', 'root ::= [^\\u0000-\\U0010FFFF]', 'root ::= "' + 'a'.repeat(200) + '"', 'root ::= ' + '('.repeat(2000) + '"a"' + ')'.repeat(2000), 'root ::= [a-z]{1000000}', 'root ::= "a"{0,4294967295}', 'root ::= ("a"?)*', 'root ::= [\\uD800-\\uDFFF]', 'root ::= a\n' + Array.from({ length: 300 }, (_, i) => `a${i === 0 ? '' : i} ::= a${i + 1}`).join('\n') + '\na300 ::= "x"'),
     hostileString,
     hostileValue,
   );
