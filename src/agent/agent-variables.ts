@@ -46,6 +46,7 @@ export class AgentVariables implements VariableStore {
    * @throws LlamaDialogError InvalidParamValue for an undeclared name or a value of another type.
    */
   set(name: string, value: VariableValue): void {
+    if (typeof name !== 'string') throw new LlamaDialogError('InvalidParamValue', 'a variable name must be a string');
     const type = this.types.get(name);
     if (!type) throw new LlamaDialogError('InvalidParamValue', `variable "${name}" is not declared on this agent`);
     if (typeof value !== type) {

@@ -127,6 +127,7 @@ export class Agent {
         `sendMessage: the line has ${text.length} characters; the limit is ${limits.maxUserLineChars}`,
       );
     }
+    if (typeof options !== 'object' || options === null) throw new LlamaDialogError('InvalidArgument', 'sendMessage: options must be an object');
     const slots = options.slots ?? {};
     if (typeof slots !== 'object' || slots === null || Object.values(slots).some((v) => typeof v !== 'string')) {
       throw new LlamaDialogError('InvalidArgument', 'sendMessage: slots must map names to strings');
@@ -230,7 +231,8 @@ export class Agent {
       throw new LlamaDialogError('AgentBusy', `agent ${this.id} is Running: change params while Idle or Paused`);
     }
     const node = this.graph.nodes.get(nodeName);
-    if (!node) throw new LlamaDialogError('UnknownNode', `agent ${this.id} has no node "${nodeName}"`);
+    if (!node) throw new LlamaDialogError('UnknownNode', `agent ${this.id} has no node ${describeName(nodeName)}`);
+    if (typeof param !== 'string') throw new LlamaDialogError('InvalidParamValue', `node "${nodeName}": a param name must be a string`);
     const definition = node.definition;
     if (definition.structuralParams.includes(param)) {
       throw new LlamaDialogError('ParamNotMutable', `param "${param}" of ${node.type} node "${nodeName}" is fixed at agent creation`);
@@ -254,7 +256,7 @@ export class Agent {
   /** Current params of a node (a frozen copy). @throws LlamaDialogError UnknownNode. */
   getParams(nodeName: string): Readonly<Record<string, unknown>> {
     const params = this.currentParams.get(nodeName);
-    if (!params) throw new LlamaDialogError('UnknownNode', `agent ${this.id} has no node "${nodeName}"`);
+    if (!params) throw new LlamaDialogError('UnknownNode', `agent ${this.id} has no node ${describeName(nodeName)}`);
     return params;
   }
 
@@ -347,9 +349,13 @@ export class Agent {
    */
   editTurn(turn: number, edit: { userLine?: string; replies?: Record<number, string> }): void {
     this.assertIdle('editTurn');
-    const interaction = this.dialog.interactions[turn];
-    if (!Number.isInteger(turn) || !interaction) {
-      throw new LlamaDialogError('InvalidArgument', `editTurn: turn ${turn} does not exist (dialog has ${this.dialog.length})`);
+    const interaction = Number.isInteger(turn) ? this.dialog.interactions[turn] : undefined;
+    if (!interaction) {
+      const shown = typeof turn === 'number' ? turn : `(a ${typeof turn})`;
+      throw new LlamaDialogError('InvalidArgument', `editTurn: turn ${shown} does not exist (dialog has ${this.dialog.length})`);
+    }
+    if (typeof edit !== 'object' || edit === null || (edit.replies !== undefined && (typeof edit.replies !== 'object' || edit.replies === null))) {
+      throw new LlamaDialogError('InvalidArgument', 'editTurn: the edit must be { userLine?: string, replies?: { [index]: string } }');
     }
     const replies = Object.entries(edit.replies ?? {}).map(([index, text]) => [Number(index), text] as const);
     for (const [index, text] of replies) {
@@ -413,4 +419,9 @@ export class Agent {
     const timeoutMs = typeof own === 'number' && own > 0 ? own : this.inferenceTimeoutMs;
     return inferencePortFor(cache, signal, timeoutMs);
   }
+}
+
+/** A caller's name inside a message: quoted when it is a string; a symbol cannot be put in a template at all. */
+function describeName(name: unknown): string {
+  return typeof name === 'string' ? `"${name}"` : `(a ${typeof name})`;
 }

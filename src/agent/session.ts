@@ -67,6 +67,7 @@ export class Session {
   private agentCounter = 0;
 
   constructor(host: SessionHostOptions = {}) {
+    if (typeof host !== 'object' || host === null) throw new LlamaDialogError('InvalidArgument', 'session host options must be an object');
     this.registry =
       host.registry ?? (host.loadModel ? new ModelRegistry({ loader: host.loadModel }) : defaultModelRegistry());
     for (const [name, entry] of Object.entries(host.models ?? {})) this.registry.define(name, entry);

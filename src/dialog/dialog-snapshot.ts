@@ -59,6 +59,19 @@ const summarySchema = z.strictObject({
   createdAt: timestamp.default(0),
 });
 
+/**
+ * The snapshot's rule for each item a Dialog mutator records: a record that passes here imports back from an export,
+ * so the mutators check what they build against the same schemas (one source of truth for what a save game holds).
+ */
+export const dialogItemSchemas = {
+  reply: replySchema,
+  toolCall: toolCallSchema,
+  knowledge: knowledgeSchema,
+  instruction: instructionSchema,
+  summary: summarySchema,
+  slotName: name,
+} as const;
+
 /** One interaction as accepted by `seed` and snapshots: everything but the user line has a default. */
 export const interactionInputSchema = z.strictObject({
   turn: z.int().nonnegative().optional(),

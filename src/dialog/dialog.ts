@@ -1,8 +1,11 @@
 import { LlamaDialogError } from '../errors.js';
 import { DEFAULT_DIALOG_LIMITS, type DialogLimits } from './dialog-limits.js';
+import type { z } from 'zod';
+import { describeFirstIssue } from '../util/validation.js';
 import {
   DIALOG_SNAPSHOT_KIND,
   DIALOG_SNAPSHOT_VERSION,
+  dialogItemSchemas,
   parseDialogSnapshot,
   parseInteractionInputs,
   type DialogSnapshot,
@@ -68,13 +71,20 @@ export class Dialog {
   /** Earliest turn each history edit touched, by the epoch it started: what a projector needs to keep its watermark. */
   private readonly edits: { epoch: number; fromTurn: number }[] = [];
 
+  /** @throws LlamaDialogError InvalidArgument for options that are not an object, a limit that is not a positive integer, or a clock that is not a function. */
   constructor(options: DialogOptions = {}) {
+    if (typeof options !== 'object' || options === null) throw new LlamaDialogError('InvalidArgument', 'Dialog options must be an object');
+    if (options.limits !== undefined && (typeof options.limits !== 'object' || options.limits === null)) {
+      throw new LlamaDialogError('InvalidArgument', 'Dialog limits must be an object');
+    }
     this.limits = Object.freeze({ ...DEFAULT_DIALOG_LIMITS, ...options.limits });
     for (const [key, value] of Object.entries(this.limits)) {
-      if (!Number.isInteger(value) || value < 1) {
-        throw new LlamaDialogError('InvalidArgument', `Dialog limit ${key} must be a positive integer, got ${String(value)}`);
+      if (!Number.isInteger(value) || (value as number) < 1) {
+        throw new LlamaDialogError('InvalidArgument', `Dialog limit ${key} must be a positive integer, got ${typeof value === 'number' ? value : `a ${typeof value}`}`);
       }
     }
+    // Checked here, not at the first turn: a bad clock would otherwise fail a later, unrelated call.
+    if (options.clock !== undefined && typeof options.clock !== 'function') throw new LlamaDialogError('InvalidArgument', 'Dialog clock must be a function');
     this.clock = options.clock ?? Date.now;
   }
 
@@ -118,6 +128,10 @@ export class Dialog {
    */
   beginTurn(userLine: string, options: { slots?: Record<string, string> } = {}): Readonly<Interaction> {
     this.checkUserLine(userLine);
+    if (typeof options !== 'object' || options === null) throw new LlamaDialogError('InvalidArgument', 'beginTurn: options must be an object');
+    if (options.slots !== undefined && (typeof options.slots !== 'object' || options.slots === null || Array.isArray(options.slots))) {
+      throw new LlamaDialogError('InvalidArgument', 'beginTurn: slots must map names to strings');
+    }
     const slots = { ...options.slots };
     for (const [name, value] of Object.entries(slots)) this.checkSlot(name, value);
     const interaction: Interaction = {
@@ -155,10 +169,11 @@ export class Dialog {
   addReply(input: ReplyInput): Readonly<Reply> {
     const turn = this.requireCurrent();
     this.checkItemRoom(turn);
+    checkInputObject(input, 'reply');
     this.checkItemText('reply', input.text);
     const tokens = Array.from(input.tokens ?? []);
     if (tokens.some((token) => !Number.isInteger(token) || token < 0)) {
-      throw new LlamaDialogError('InvalidToken', `Reply of node ${input.node} has an invalid token id`);
+      throw new LlamaDialogError('InvalidToken', `Reply of node ${shown(input.node)} has an invalid token id`);
     }
     const reply: Reply = {
       node: input.node,
@@ -168,6 +183,7 @@ export class Dialog {
       model: input.model ?? null,
       createdAt: this.clock(),
     };
+    checkRecord(dialogItemSchemas.reply, reply, 'reply');
     turn.replies.push(reply);
     this.touch(false);
     return reply;
@@ -177,9 +193,10 @@ export class Dialog {
   addToolCall(input: ToolCallInput): Readonly<ToolCallRecord> {
     const turn = this.requireCurrent();
     this.checkItemRoom(turn);
+    checkInputObject(input, 'tool call');
     const id = input.id ?? this.nextToolCallId();
     if (this.findToolCall(id) !== undefined) {
-      throw new LlamaDialogError('InvalidArgument', `Tool call id ${id} is already used in this dialog`);
+      throw new LlamaDialogError('InvalidArgument', `Tool call id ${shown(id)} is already used in this dialog`);
     }
     const args = input.arguments ?? '{}';
     this.checkItemText('tool call arguments', args);
@@ -194,6 +211,7 @@ export class Dialog {
       createdAt: this.clock(),
       completedAt: null,
     };
+    checkRecord(dialogItemSchemas.toolCall, call, 'tool call');
     turn.toolCalls.push(call);
     this.touch(false);
     return call;
@@ -205,8 +223,9 @@ export class Dialog {
    */
   completeToolCall(id: string, result: string | null, status: ToolCallStatus = 'Completed'): void {
     const call = this.findToolCall(id);
-    if (call === undefined) throw new LlamaDialogError('InvalidArgument', `Unknown tool call id ${id}`);
+    if (call === undefined) throw new LlamaDialogError('InvalidArgument', `Unknown tool call id ${shown(id)}`);
     if (result !== null) this.checkItemText('tool result', result);
+    checkRecord(dialogItemSchemas.toolCall, { ...call, result, status }, 'tool call');
     call.result = result;
     call.status = status;
     call.completedAt = this.clock();
@@ -217,8 +236,10 @@ export class Dialog {
   addKnowledge(item: { text: string; source?: string | null; score?: number | null; node?: string | null }): void {
     const turn = this.requireCurrent();
     this.checkItemRoom(turn);
+    checkInputObject(item, 'knowledge');
     this.checkItemText('knowledge', item.text);
     const knowledge: KnowledgeItem = { text: item.text, source: item.source ?? null, score: item.score ?? null, node: item.node ?? null };
+    checkRecord(dialogItemSchemas.knowledge, knowledge, 'knowledge');
     turn.knowledge.push(knowledge);
     this.touch(false);
   }
@@ -227,8 +248,10 @@ export class Dialog {
   addInstruction(item: { name: string; text: string; node?: string | null }): void {
     const turn = this.requireCurrent();
     this.checkItemRoom(turn);
+    checkInputObject(item, 'instruction');
     this.checkItemText('instruction', item.text);
     const instruction: InstructionItem = { name: item.name, text: item.text, node: item.node ?? null };
+    checkRecord(dialogItemSchemas.instruction, instruction, 'instruction');
     turn.instructions.push(instruction);
     this.touch(false);
   }
@@ -240,10 +263,11 @@ export class Dialog {
   addSummary(input: { node: string; text: string; coversThroughTurn: number }): Readonly<SummaryRecord> {
     const turn = this.requireCurrent();
     this.checkItemRoom(turn);
+    checkInputObject(input, 'summary');
     this.checkItemText('summary', input.text);
     const previous = this.latestSummary();
     if (!Number.isInteger(input.coversThroughTurn) || input.coversThroughTurn < 0 || input.coversThroughTurn > turn.turn) {
-      throw new LlamaDialogError('InvalidArgument', `Summary coverage ${input.coversThroughTurn} is not a turn of this dialog (0..${turn.turn})`);
+      throw new LlamaDialogError('InvalidArgument', `Summary coverage ${shown(input.coversThroughTurn)} is not a turn of this dialog (0..${turn.turn})`);
     }
     if (previous !== null && input.coversThroughTurn < previous.coversThroughTurn) {
       throw new LlamaDialogError(
@@ -252,6 +276,7 @@ export class Dialog {
       );
     }
     const summary: SummaryRecord = { node: input.node, text: input.text, coversThroughTurn: input.coversThroughTurn, createdAt: this.clock() };
+    checkRecord(dialogItemSchemas.summary, summary, 'summary');
     turn.summaries.push(summary);
     this.touch(false);
     return summary;
@@ -280,8 +305,9 @@ export class Dialog {
    * @throws `InvalidArgument`, `InputTooLong`
    */
   editReplyText(turn: number, replyIndex: number, text: string): void {
-    const reply = this.requireTurn(turn).replies[replyIndex];
-    if (reply === undefined) throw new LlamaDialogError('InvalidArgument', `Turn ${turn} has no reply ${replyIndex}`);
+    const replies = this.requireTurn(turn).replies;
+    const reply = Number.isInteger(replyIndex) ? replies[replyIndex] : undefined;
+    if (reply === undefined) throw new LlamaDialogError('InvalidArgument', `Turn ${shown(turn)} has no reply ${shown(replyIndex)}`);
     this.checkItemText('reply', text);
     reply.text = text;
     reply.tokens = [];
@@ -291,7 +317,7 @@ export class Dialog {
   /** Removes turn `fromTurn` and every later turn. @throws `InvalidArgument` */
   truncate(fromTurn: number): void {
     if (!Number.isInteger(fromTurn) || fromTurn < 0 || fromTurn > this.items.length) {
-      throw new LlamaDialogError('InvalidArgument', `Cannot truncate at turn ${fromTurn} of a ${this.items.length}-turn dialog`);
+      throw new LlamaDialogError('InvalidArgument', `Cannot truncate at turn ${shown(fromTurn)} of a ${this.items.length}-turn dialog`);
     }
     this.items.length = fromTurn;
     this.touch(true, fromTurn);
@@ -401,7 +427,7 @@ export class Dialog {
 
   private requireTurn(turn: number): Interaction {
     const interaction = Number.isInteger(turn) ? this.items[turn] : undefined;
-    if (interaction === undefined) throw new LlamaDialogError('InvalidArgument', `Turn ${turn} does not exist (dialog has ${this.items.length})`);
+    if (interaction === undefined) throw new LlamaDialogError('InvalidArgument', `Turn ${shown(turn)} does not exist (dialog has ${this.items.length})`);
     return interaction;
   }
 
@@ -431,6 +457,7 @@ export class Dialog {
   }
 
   private checkSlot(name: string, value: string, where = 'Slot'): void {
+    checkRecord(dialogItemSchemas.slotName, name, 'slot name');
     if (typeof value !== 'string') throw new LlamaDialogError('InvalidArgument', `${where}: slot ${name} must be a string`);
     if (value.length > this.limits.maxSlotChars) {
       throw new LlamaDialogError('InputTooLong', `${where}: slot ${name} has ${value.length} characters, over the limit of ${this.limits.maxSlotChars}`);
@@ -465,4 +492,22 @@ function sameInteraction(a: Readonly<Interaction>, b: Readonly<Interaction>): bo
       summaries: item.summaries.map(({ createdAt: _created, ...rest }) => rest),
     });
   return content(a) === content(b);
+}
+
+/** Mutators take objects from callers outside TypeScript too: anything else is refused before it is read. */
+function checkInputObject(input: unknown, what: string): void {
+  if (typeof input !== 'object' || input === null) throw new LlamaDialogError('InvalidArgument', `Dialog: the ${what} must be an object`);
+}
+
+/** A record is stored only when a snapshot of it would import back (the snapshot's own item schema). */
+function checkRecord(schema: z.ZodType, record: unknown, what: string): void {
+  const parsed = schema.safeParse(record);
+  if (!parsed.success) {
+    throw new LlamaDialogError('InvalidArgument', `Dialog: invalid ${what}: ${describeFirstIssue(parsed.error, what)}`, { cause: parsed.error });
+  }
+}
+
+/** A caller's value inside an error message: a symbol or a null-prototype object cannot be put in a template. */
+function shown(value: unknown): string {
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : `(a ${typeof value})`;
 }

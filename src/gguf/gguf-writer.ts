@@ -68,11 +68,13 @@ export class GgufWriter {
   private readonly tensors: PlannedTensor[] = [];
   private dataSize = 0;
 
-  /** @throws LlamaDialogError `InvalidArgument` when `alignment` is not a power of two. */
+  /** @throws LlamaDialogError `InvalidArgument` when `alignment` is not a power of two up to 2^31. */
   constructor(options: GgufWriterOptions = {}) {
     this.alignment = options.alignment ?? GGUF_DEFAULT_ALIGNMENT;
-    if (!Number.isSafeInteger(this.alignment) || this.alignment <= 0 || (this.alignment & (this.alignment - 1)) !== 0) {
-      throw new LlamaDialogError('InvalidArgument', `GGUF alignment must be a power of two, got ${this.alignment}`);
+    // Stored as a uint32 (general.alignment); `&` works on 32 bits, so the bound comes first.
+    const alignment: unknown = this.alignment;
+    if (typeof alignment !== 'number' || !Number.isInteger(alignment) || alignment <= 0 || alignment > 2 ** 31 || (alignment & (alignment - 1)) !== 0) {
+      throw new LlamaDialogError('InvalidArgument', `GGUF alignment must be a power of two up to 2^31, got ${describeTag(alignment)}`);
     }
     if (this.alignment !== GGUF_DEFAULT_ALIGNMENT) {
       this.metadata.set(GGUF_ALIGNMENT_KEY, { type: 'uint32', value: this.alignment });
@@ -81,11 +83,14 @@ export class GgufWriter {
 
   /**
    * Sets a metadata value (a key set twice keeps its first position and its last value).
-   * @throws LlamaDialogError `InvalidArgument` for an empty key, a number outside its type's range, or
-   *   `general.alignment` (use the constructor option).
+   * @throws LlamaDialogError `InvalidArgument` for an empty key, a value that does not match its `type` (a number
+   *   outside its type's range, an unknown type), or `general.alignment` (use the constructor option).
    */
   setMetadata(key: string, value: GgufMetadataValue): this {
+    if (typeof key !== 'string') throw new LlamaDialogError('InvalidArgument', 'GGUF metadata key must be a string');
     if (key.length === 0) throw new LlamaDialogError('InvalidArgument', 'GGUF metadata key must not be empty');
+    // UTF-8 cannot hold a lone surrogate: the key would be written as U+FFFD and read back as another key.
+    if (/\p{Cs}/u.test(key)) throw new LlamaDialogError('InvalidArgument', 'GGUF metadata key must not contain a lone surrogate');
     if (key === GGUF_ALIGNMENT_KEY) {
       throw new LlamaDialogError('InvalidArgument', `set ${GGUF_ALIGNMENT_KEY} through the GgufWriter alignment option`);
     }
@@ -100,6 +105,12 @@ export class GgufWriter {
    *   in-memory data of the wrong length.
    */
   addTensor(spec: GgufTensorSpec): this {
+    if (typeof spec !== 'object' || spec === null || typeof spec.name !== 'string' || !Array.isArray(spec.dims) || typeof spec.type !== 'number') {
+      throw new LlamaDialogError('InvalidArgument', 'a GGUF tensor needs a string name, an array of dims and a numeric ggml type');
+    }
+    if (!(spec.data instanceof Uint8Array) && typeof spec.data !== 'function') {
+      throw new LlamaDialogError('InvalidArgument', `GGUF tensor "${spec.name}": data must be a Uint8Array or a function yielding chunks`);
+    }
     if (spec.name.length === 0) throw new LlamaDialogError('InvalidArgument', 'GGUF tensor name must not be empty');
     if (this.tensors.some((tensor) => tensor.name === spec.name)) {
       throw new LlamaDialogError('InvalidArgument', `duplicate GGUF tensor name "${spec.name}"`);
@@ -192,10 +203,43 @@ export class GgufWriter {
   }
 }
 
+/** What a scalar of each type must be in JS before its range is checked. */
+const SCALAR_KINDS: Readonly<Record<GgufScalarType, 'number' | 'bigint' | 'boolean' | 'string'>> = {
+  uint8: 'number', int8: 'number', uint16: 'number', int16: 'number', uint32: 'number', int32: 'number',
+  float32: 'number', float64: 'number', uint64: 'bigint', int64: 'bigint', bool: 'boolean', string: 'string',
+};
+
+/** Array items the writer can serialise for each item type (typed arrays as read, plain arrays as written by hand). */
+function itemsMatch(itemType: GgufScalarType, items: unknown): boolean {
+  if (!Array.isArray(items) && !(ArrayBuffer.isView(items) && !(items instanceof DataView))) return false;
+  const kind = SCALAR_KINDS[itemType];
+  const list = items as ArrayLike<unknown>;
+  for (let i = 0; i < list.length; i++) if (typeof list[i] !== kind) return false;
+  return true;
+}
+
+function describeTag(tag: unknown): string {
+  if (typeof tag === 'number') return String(tag);
+  return typeof tag === 'string' ? JSON.stringify(tag) : `(a ${typeof tag})`;
+}
+
 function checkValue(key: string, value: GgufMetadataValue): void {
   const invalid = (why: string): never => {
     throw new LlamaDialogError('InvalidArgument', `GGUF metadata "${key}": ${why}`);
   };
+  // Callers outside TypeScript can pass anything; the header writer below trusts the shape checked here.
+  if (typeof value !== 'object' || value === null) invalid('the value must be an object { type, value }');
+  if (value.type === 'array') {
+    const itemType = (value as { itemType?: unknown }).itemType;
+    if (typeof itemType !== 'string' || !Object.hasOwn(SCALAR_KINDS, itemType)) {
+      invalid(itemType === 'array' ? 'arrays of arrays are not supported by llama.cpp' : `unknown array item type ${describeTag(itemType)}`);
+    }
+    if (!itemsMatch(itemType as GgufScalarType, value.value)) invalid(`the items are not all of type ${describeTag(itemType)}`);
+  } else if (typeof value.type !== 'string' || !Object.hasOwn(SCALAR_KINDS, value.type)) {
+    invalid(`unknown GGUF value type ${describeTag(value.type)}`);
+  } else if (typeof value.value !== SCALAR_KINDS[value.type]) {
+    invalid(`a ${value.type} value must be a ${SCALAR_KINDS[value.type]}`);
+  }
   switch (value.type) {
     case 'uint8':
     case 'int8':

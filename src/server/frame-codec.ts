@@ -10,10 +10,18 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Encodes one message as a frame: 4-byte little-endian payload length, then the UTF-8 JSON payload.
- * @throws LlamaDialogError FrameTooLarge when the JSON is over `maxBytes`.
+ * @throws LlamaDialogError FrameTooLarge when the JSON is over `maxBytes`; MalformedMessage when the message has no
+ *   JSON form (undefined, a function, a BigInt, a cycle).
  */
 export function encodeFrame(message: unknown, maxBytes = MAX_FRAME_BYTES): Buffer {
-  const json = JSON.stringify(message);
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(message);
+  } catch (error) {
+    // A BigInt, a cycle or a throwing toJSON: the message has no JSON form.
+    throw new LlamaDialogError('MalformedMessage', `message cannot be encoded as JSON: ${(error as Error).message}`, { cause: error });
+  }
+  if (json === undefined) throw new LlamaDialogError('MalformedMessage', `a ${typeof message} cannot be encoded as a JSON message`);
   const payloadBytes = Buffer.byteLength(json, 'utf8');
   if (payloadBytes > maxBytes) {
     throw new LlamaDialogError('FrameTooLarge', `message of ${payloadBytes} bytes is over the ${maxBytes}-byte frame limit`);

@@ -1,0 +1,25 @@
+// Inputs the fuzz tier (test/fuzz) found reaching the TypeScript surface untyped, one regression case each: every one
+// is now a LlamaDialogError, and a refused call leaves the object as it was.
+import { describe, expect, it } from 'vitest';
+import { LlamaDialogError } from '../../src/errors.js';
+import { encodeFrame } from '../../src/server/frame-codec.js';
+
+function refusal(action: () => unknown): string {
+  try {
+    action();
+  } catch (error) {
+    expect(error).toBeInstanceOf(LlamaDialogError);
+    return (error as LlamaDialogError).errorName;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('encodeFrame refuses values it cannot write', () => {
+  it('encodeFrame: values without a JSON form are MalformedMessage', () => {
+    expect(refusal(() => encodeFrame(undefined))).toBe('MalformedMessage');
+    expect(refusal(() => encodeFrame({ n: 1n }))).toBe('MalformedMessage');
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    expect(refusal(() => encodeFrame(cycle))).toBe('MalformedMessage');
+  });
+});
