@@ -541,6 +541,12 @@ void ContextCore::LoadState(const std::vector<uint8_t>& bytes, const std::vector
   if (header.payloadHash != HashPayload(bytes.data() + sizeof header, header.payloadSize)) {
     throw DialogError(ErrorCode::StateMismatch, "the saved state is corrupted (its checksum does not match)");
   }
+  // The header is outside the checksum: a type id ggml does not know must not reach ggml_type_name,
+  // which indexes its table with it.
+  if (header.kvType >= static_cast<uint32_t>(GGML_TYPE_COUNT)) {
+    throw DialogError(ErrorCode::StateMismatch, "the saved state names an unknown KV cache type (" +
+                                                    std::to_string(header.kvType) + "); it is corrupted");
+  }
   if (header.kvType != static_cast<uint32_t>(settings_.kvType)) {
     throw DialogError(ErrorCode::StateMismatch, std::string("the state was saved with a ") +
                                                     ggml_type_name(static_cast<ggml_type>(header.kvType)) +

@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
 #include <system_error>
+#include <unordered_map>
 
 #include "errors.h"
 #include "gguf.h"
@@ -54,6 +56,25 @@ void CheckGgufLayout(const std::string& path, uint64_t fileSize) {
   if (gguf == nullptr) {
     FailLoad(path, "truncated or corrupt GGUF header (" + std::to_string(fileSize) + " bytes" +
                        (detail.empty() ? std::string(")") : "): " + detail));
+  }
+  // llama.cpp's vocabulary loader asserts that every token string is unique (two equal strings abort the
+  // process); one flipped bit in a token list is enough, so check before handing the file over.
+  const int64_t tokensKey = gguf_find_key(gguf, "tokenizer.ggml.tokens");
+  if (tokensKey >= 0 && gguf_get_kv_type(gguf, tokensKey) == GGUF_TYPE_ARRAY &&
+      gguf_get_arr_type(gguf, tokensKey) == GGUF_TYPE_STRING) {
+    const size_t count = gguf_get_arr_n(gguf, tokensKey);
+    std::unordered_map<std::string_view, size_t> seen;
+    seen.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      const std::string_view token = gguf_get_arr_str(gguf, tokensKey, i);
+      auto [at, inserted] = seen.emplace(token, i);
+      if (!inserted) {
+        const size_t first = at->second;
+        gguf_free(gguf);
+        FailLoad(path, "corrupt vocabulary: tokens " + std::to_string(first) + " and " + std::to_string(i) +
+                           " are the same string");
+      }
+    }
   }
   uint64_t needed = gguf_get_data_offset(gguf);
   const int64_t nTensors = gguf_get_n_tensors(gguf);

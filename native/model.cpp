@@ -154,6 +154,16 @@ Napi::Value ModelHandle::Tokenize(const Napi::CallbackInfo& info) {
     if (text.size() > static_cast<size_t>(INT32_MAX) / 2) {
       throw DialogError(ErrorCode::InvalidArgument, "text is too long to tokenize");
     }
+    // llama_tokenize asserts (aborts) when the vocabulary asks for a BOS/EOS token it does not have.
+    if (addSpecial) {
+      const llama_vocab* vocab = loaded.vocab();
+      if (llama_vocab_get_add_bos(vocab) && llama_vocab_bos(vocab) == LLAMA_TOKEN_NULL) {
+        throw DialogError(ErrorCode::UnsupportedModel, "this vocabulary adds a BOS token but defines none; tokenize without addSpecial");
+      }
+      if (llama_vocab_get_add_eos(vocab) && llama_vocab_eos(vocab) == LLAMA_TOKEN_NULL) {
+        throw DialogError(ErrorCode::UnsupportedModel, "this vocabulary adds an EOS token but defines none; tokenize without addSpecial");
+      }
+    }
     std::vector<llama_token> tokens(text.size() + 4);
     int32_t n = llama_tokenize(loaded.vocab(), text.data(), static_cast<int32_t>(text.size()), tokens.data(),
                                static_cast<int32_t>(tokens.size()), addSpecial, parseSpecial);

@@ -54,7 +54,8 @@ export class Model implements Tokenizer {
    */
   tokenize(text: string, options: TokenizeOptions = {}): Int32Array {
     this.#assertAlive();
-    return callNativeSync(() => this.#handle.tokenize(text, options.addSpecial ?? false, options.parseSpecial ?? false));
+    const { addSpecial = false, parseSpecial = false } = optionsObject(options, 'tokenize');
+    return callNativeSync(() => this.#handle.tokenize(text, addSpecial, parseSpecial));
   }
 
   /**
@@ -64,7 +65,8 @@ export class Model implements Tokenizer {
    */
   detokenize(tokens: Int32Array, options: { renderSpecial?: boolean } = {}): string {
     this.#assertAlive();
-    return callNativeSync(() => this.#handle.detokenize(tokens, options.renderSpecial ?? false));
+    const { renderSpecial = false } = optionsObject(options, 'detokenize');
+    return callNativeSync(() => this.#handle.detokenize(tokens, renderSpecial));
   }
 
   /**
@@ -135,4 +137,13 @@ export class Model implements Tokenizer {
   #assertAlive(): void {
     if (this.#disposePromise !== undefined) throw new LlamaDialogError('ObjectDisposed', 'the model has been disposed');
   }
+}
+
+// Options read outside callNativeSync: a JS TypeError there would be reported as InferenceFailed.
+function optionsObject<T extends object>(options: T | null | undefined, method: string): Partial<T> {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object') {
+    throw new LlamaDialogError('InvalidArgument', `${method}: options must be an object, got ${options === null ? 'null' : typeof options}`);
+  }
+  return options;
 }

@@ -23,6 +23,17 @@ describe('vocab-only model', () => {
     expect(model.info.fileSize).toBeGreaterThan(1_000_000);
   });
 
+  it('refuses options that are not an object with InvalidArgument (found by the fuzz tier: was InferenceFailed)', () => {
+    for (const call of [() => model.tokenize('a', null as never), () => model.detokenize(Int32Array.of(9906), 7 as never)]) {
+      expect(call).toThrow(LlamaDialogError);
+      try {
+        call();
+      } catch (error) {
+        expect((error as LlamaDialogError).errorName).toBe('InvalidArgument');
+      }
+    }
+  });
+
   it('adds BOS only with addSpecial and parses special tokens only with parseSpecial', () => {
     expect(Array.from(model.tokenize('Hello world'))).toEqual([9906, 1917]);
     expect(Array.from(model.tokenize('Hello world', { addSpecial: true }))).toEqual([128000, 9906, 1917]);
