@@ -112,10 +112,14 @@ describe('native binary loader', () => {
 
   it('names platform, arch, libc, Node version and the build command when no binary exists', () => {
     let caught: unknown;
+    const override = process.env.LLAMA_DIALOG_BINARY; // an override would be taken before the empty folder
+    delete process.env.LLAMA_DIALOG_BINARY;
     try {
       loadNativeAddon(empty);
     } catch (error) {
       caught = error;
+    } finally {
+      if (override !== undefined) process.env.LLAMA_DIALOG_BINARY = override;
     }
     expect(caught).toBeInstanceOf(LlamaDialogError);
     const error = caught as LlamaDialogError;
