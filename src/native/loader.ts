@@ -188,7 +188,16 @@ function loadGpuModules(addon: NativeAddon, root: string, env: NodeJS.ProcessEnv
       continue;
     }
     const loaded = addon.loadBackendFile(join(dir, info.module ?? `libggml-${kind}.so`));
-    status[kind] = loaded.backend !== null ? `loaded (${loaded.backend} from ${dir})` : `failed: ${loaded.error}; running on the CPU`;
+    if (loaded.backend === null) {
+      status[kind] = `failed: ${loaded.error}; running on the CPU`;
+      continue;
+    }
+    // A module whose runtime loads can still find no device (no GPU, no driver/ICD): say so, not just "loaded".
+    const devices = addon.listBackends().find((backend) => backend.name === loaded.backend)?.devices ?? [];
+    status[kind] =
+      devices.length > 0
+        ? `loaded (${loaded.backend} from ${dir}: ${devices.map((device) => device.description).join(', ')})`
+        : `loaded, but ${loaded.backend} found no device (no GPU or no driver); running on the CPU`;
   }
   return status;
 }
