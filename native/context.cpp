@@ -146,11 +146,7 @@ Napi::Value ContextHandle::Evaluate(const Napi::CallbackInfo& info) {
     if (!core_) throw DialogError(ErrorCode::ObjectDisposed, "cannot evaluate: the context has been disposed");
     std::vector<llama_token> tokens = TokensArg(info[0], "tokens");
     CheckTokenIds(tokens, core_->model().vocabSize(), "tokens");
-    if (tokens.size() > core_->contextSize()) {
-      throw DialogError(ErrorCode::ContextOverflow, "the prompt has " + std::to_string(tokens.size()) +
-                                                        " tokens but the context holds " +
-                                                        std::to_string(core_->contextSize()));
-    }
+    core_->CheckPromptFits(tokens.size());
     BeginOperation("evaluate");
     return StartEvaluate(this, std::move(tokens));
   });
@@ -181,12 +177,7 @@ Napi::Value ContextHandle::Generate(const Napi::CallbackInfo& info) {
     if (!grammar.IsUndefined() && !grammar.IsNull()) {
       request.grammar.reset(CreateGrammarSampler(core_->model().vocab(), StringArg(grammar, "grammar")), llama_sampler_free);
     }
-    if (request.prompt.size() + request.maxTokens > core_->contextSize()) {
-      throw DialogError(ErrorCode::ContextOverflow,
-                        "the prompt has " + std::to_string(request.prompt.size()) + " tokens and maxTokens is " +
-                            std::to_string(request.maxTokens) + ", but the context holds " +
-                            std::to_string(core_->contextSize()));
-    }
+    core_->CheckPromptFits(request.prompt.size(), request.maxTokens);
     Napi::Function onPiece;
     if (info.Length() > 1 && info[1].IsFunction()) onPiece = info[1].As<Napi::Function>();
     BeginOperation("generate");
@@ -203,11 +194,7 @@ Napi::Value ContextHandle::ScoreNext(const Napi::CallbackInfo& info) {
     CheckTokenIds(prompt, core_->model().vocabSize(), "prompt");
     CheckTokenIds(candidates, core_->model().vocabSize(), "candidates");
     if (prompt.empty()) throw DialogError(ErrorCode::InvalidArgument, "scoreNext needs a prompt of at least one token");
-    if (prompt.size() > core_->contextSize()) {
-      throw DialogError(ErrorCode::ContextOverflow, "the prompt has " + std::to_string(prompt.size()) +
-                                                        " tokens but the context holds " +
-                                                        std::to_string(core_->contextSize()));
-    }
+    core_->CheckPromptFits(prompt.size());
     BeginOperation("scoreNext");
     return StartScoreNext(this, std::move(prompt), std::move(candidates));
   });

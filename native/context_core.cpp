@@ -357,14 +357,21 @@ bool ContextCore::DecodeOne(llama_token token) {
                     "llama_decode failed with code " + std::to_string(rc) + " while generating");
 }
 
+void ContextCore::CheckPromptFits(size_t promptTokens, uint32_t maxTokens) const {
+  if (promptTokens + maxTokens <= contextSize_) return;
+  if (maxTokens == 0) {
+    throw DialogError(ErrorCode::ContextOverflow, "the prompt has " + std::to_string(promptTokens) +
+                                                      " tokens but the context holds " + std::to_string(contextSize_));
+  }
+  throw DialogError(ErrorCode::ContextOverflow, "the prompt has " + std::to_string(promptTokens) +
+                                                    " tokens and maxTokens is " + std::to_string(maxTokens) +
+                                                    ", but the context holds " + std::to_string(contextSize_));
+}
+
 EvaluateOutcome ContextCore::Evaluate(const std::vector<llama_token>& prompt) {
   const auto start = Clock::now();
   EnsureContext();
-  if (prompt.size() > contextSize_) {
-    throw DialogError(ErrorCode::ContextOverflow, "the prompt has " + std::to_string(prompt.size()) +
-                                                      " tokens but the context holds " +
-                                                      std::to_string(contextSize_));
-  }
+  CheckPromptFits(prompt.size());
   size_t keep = CommonPrefix(mirror_, prompt);
   // A prompt the cache already holds still needs logits for its last token: decode that one again.
   if (keep == prompt.size() && keep > 0) --keep;
@@ -390,12 +397,7 @@ std::string ContextCore::TokenPiece(llama_token token) const {
 GenerateOutcome ContextCore::Generate(const GenerateRequest& request, const PieceSink& sink) {
   const auto start = Clock::now();
   if (request.prompt.empty()) throw DialogError(ErrorCode::InvalidArgument, "generate needs a prompt of at least one token");
-  if (request.prompt.size() + request.maxTokens > contextSize_) {
-    throw DialogError(ErrorCode::ContextOverflow,
-                      "the prompt has " + std::to_string(request.prompt.size()) + " tokens and maxTokens is " +
-                          std::to_string(request.maxTokens) + ", but the context holds " +
-                          std::to_string(contextSize_));
-  }
+  CheckPromptFits(request.prompt.size(), request.maxTokens);
 
   GenerateOutcome out;
   const EvaluateOutcome evaluated = Evaluate(request.prompt);

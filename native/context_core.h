@@ -69,6 +69,12 @@ class ContextCore {
 
   /** The enforced context size in tokens (the requested size; llama.cpp may allocate a little more). */
   uint32_t contextSize() const { return contextSize_; }
+
+  /**
+   * The one "does it fit" rule: a prompt of `promptTokens` plus `maxTokens` to generate (0 for evaluate and
+   * scoreNext) must fit the context. Throws DialogError(ContextOverflow) with the numbers otherwise.
+   */
+  void CheckPromptFits(size_t promptTokens, uint32_t maxTokens = 0) const;
   uint32_t batchSize() const { return settings_.batchSize; }
   const std::vector<llama_token>& mirror() const { return mirror_; }
   const LoadedModel& model() const { return *model_; }
