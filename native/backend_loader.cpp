@@ -67,7 +67,8 @@ const char* DeviceTypeName(enum ggml_backend_dev_type type) {
 
 Napi::Value LoadBackendsFrom(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  try {
+  // ggml's loader and std::filesystem throw too; SyncGuarded turns anything into a typed JS error.
+  return SyncGuarded(env, "cannot load backends", ErrorCode::InferenceFailed, [&]() -> Napi::Value {
     std::string dir = StringArg(info[0], "dir");
     Napi::Object result = Napi::Object::New(env);
     result.Set("dynamic", kDynamicBackends);
@@ -81,19 +82,13 @@ Napi::Value LoadBackendsFrom(const Napi::CallbackInfo& info) {
     result.Set("loaded", report.loaded);
     result.Set("errors", report.errors);
     return result;
-  } catch (const DialogError& e) {
-    ThrowJs(env, e.code(), e.what());
-  } catch (const Napi::Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    // ggml's loader and std::filesystem throw too; nothing may escape into V8.
-    ThrowJs(env, ErrorCode::InferenceFailed, e.what());
-  }
+  });
 }
 
 Napi::Value LoadBackendFile(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  try {
+  // ggml's loader and std::filesystem throw too; SyncGuarded turns anything into a typed JS error.
+  return SyncGuarded(env, "cannot load the backend module", ErrorCode::InferenceFailed, [&]() -> Napi::Value {
     std::string path = StringArg(info[0], "path");
     Napi::Object result = Napi::Object::New(env);
     if (!kDynamicBackends) {
@@ -116,19 +111,13 @@ Napi::Value LoadBackendFile(const Napi::CallbackInfo& info) {
       result.Set("error", why.empty() ? "ggml could not load " + path : why);
     }
     return result;
-  } catch (const DialogError& e) {
-    ThrowJs(env, e.code(), e.what());
-  } catch (const Napi::Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    // ggml's loader and std::filesystem throw too; nothing may escape into V8.
-    ThrowJs(env, ErrorCode::InferenceFailed, e.what());
-  }
+  });
 }
 
 Napi::Value ProbeLibrary(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  try {
+  // ggml's loader and std::filesystem throw too; SyncGuarded turns anything into a typed JS error.
+  return SyncGuarded(env, "cannot probe the library", ErrorCode::InferenceFailed, [&]() -> Napi::Value {
     std::string name = StringArg(info[0], "soname");
 #ifdef _WIN32
     HMODULE handle = LoadLibraryA(name.c_str());
@@ -144,14 +133,7 @@ Napi::Value ProbeLibrary(const Napi::CallbackInfo& info) {
     dlclose(handle);
     return env.Null();
 #endif
-  } catch (const DialogError& e) {
-    ThrowJs(env, e.code(), e.what());
-  } catch (const Napi::Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    // ggml's loader and std::filesystem throw too; nothing may escape into V8.
-    ThrowJs(env, ErrorCode::InferenceFailed, e.what());
-  }
+  });
 }
 
 Napi::Value ListBackends(const Napi::CallbackInfo& info) {

@@ -6,6 +6,7 @@
 #include <napi.h>
 
 #include <cstdint>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -46,5 +47,31 @@ Napi::Error MakeJsError(Napi::Env env, ErrorCode code, const std::string& messag
 
 /** A promise already rejected with a typed error (for promise-returning methods). */
 Napi::Promise RejectedPromise(Napi::Env env, ErrorCode code, const std::string& message);
+
+/**
+ * Synchronous methods run on the JS thread inside V8: any C++ exception that escapes them (llama.cpp
+ * throws std::out_of_range, allocations throw bad_alloc) would terminate the process. Every one of
+ * them becomes a typed JS error here; `what` starts the message, `fallback` is the code of a foreign exception.
+ */
+template <typename Body>
+Napi::Value SyncGuarded(Napi::Env env, const char* what, ErrorCode fallback, Body body) {
+  ErrorCode code = fallback;
+  std::string message;
+  try {
+    return body();
+  } catch (const Napi::Error&) {
+    throw;  // already a JS error (ObjectDisposed, wrong argument types)
+  } catch (const DialogError& e) {
+    code = e.code();
+    message = e.what();
+  } catch (const std::bad_alloc&) {
+    message = std::string(what) + ": out of memory";
+  } catch (const std::exception& e) {
+    message = std::string(what) + ": llama.cpp failed (" + e.what() + ")";
+  } catch (...) {
+    message = std::string(what) + ": unknown native failure";
+  }
+  ThrowJs(env, code, message);
+}
 
 }  // namespace llama_dialog

@@ -32,30 +32,6 @@ void RequireTokenizer(const LoadedModel& loaded) {
   }
 }
 
-// Synchronous methods run on the JS thread inside V8: any C++ exception that escapes them (llama.cpp
-// throws std::out_of_range, allocations throw bad_alloc) would terminate the process. Every one of
-// them becomes a typed JS error here.
-template <typename Body>
-Napi::Value SyncGuarded(Napi::Env env, const char* what, ErrorCode fallback, Body body) {
-  ErrorCode code = fallback;
-  std::string message;
-  try {
-    return body();
-  } catch (const Napi::Error&) {
-    throw;  // already a JS error (ObjectDisposed, wrong argument types)
-  } catch (const DialogError& e) {
-    code = e.code();
-    message = e.what();
-  } catch (const std::bad_alloc&) {
-    message = std::string(what) + ": out of memory";
-  } catch (const std::exception& e) {
-    message = std::string(what) + ": llama.cpp failed (" + e.what() + ")";
-  } catch (...) {
-    message = std::string(what) + ": unknown native failure";
-  }
-  ThrowJs(env, code, message);
-}
-
 ggml_type KvTypeFromName(const std::string& name) {
   if (name == "f16") return GGML_TYPE_F16;
   if (name == "q8_0") return GGML_TYPE_Q8_0;
