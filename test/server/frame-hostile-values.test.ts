@@ -3,16 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { LlamaDialogError } from '../../src/errors.js';
 import { encodeFrame } from '../../src/server/frame-codec.js';
-
-function refusal(action: () => unknown): string {
-  try {
-    action();
-  } catch (error) {
-    expect(error).toBeInstanceOf(LlamaDialogError);
-    return (error as LlamaDialogError).errorName;
-  }
-  throw new Error('expected a refusal');
-}
+import { refusal } from '../kits/refusal.js';
 
 describe('encodeFrame refuses values it cannot write', () => {
   it('encodeFrame: values without a JSON form are MalformedMessage', () => {

@@ -4,16 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { Session } from '../../../src/agent/session.js';
 import { LlamaDialogError } from '../../../src/errors.js';
 import { createHarness, echoGraph } from '../../kits/session-kit.js';
-
-function refusal(action: () => unknown): string {
-  try {
-    action();
-  } catch (error) {
-    expect(error).toBeInstanceOf(LlamaDialogError);
-    return (error as LlamaDialogError).errorName;
-  }
-  throw new Error('expected a refusal');
-}
+import { refusal } from '../../kits/refusal.js';
 
 describe('Session and Agent refuse odd names without a TypeError', () => {
   it('host options, variable and node names, param names, turns, edits and sendMessage options', async () => {

@@ -3,16 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { Dialog } from '../../../src/dialog/dialog.js';
 import { LlamaDialogError } from '../../../src/errors.js';
-
-function refusal(action: () => unknown): string {
-  try {
-    action();
-  } catch (error) {
-    expect(error).toBeInstanceOf(LlamaDialogError);
-    return (error as LlamaDialogError).errorName;
-  }
-  throw new Error('expected a refusal');
-}
+import { refusal } from '../../kits/refusal.js';
 
 function dialogWithTurn(): Dialog {
   const dialog = new Dialog({ clock: () => 7 });

@@ -7,16 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { LlamaDialogError } from '../../../src/errors.js';
 import { GgufWriter } from '../../../src/gguf/gguf-writer.js';
 import { readGgufFile } from '../../../src/gguf/gguf-reader.js';
-
-function refusal(action: () => unknown): string {
-  try {
-    action();
-  } catch (error) {
-    expect(error).toBeInstanceOf(LlamaDialogError);
-    return (error as LlamaDialogError).errorName;
-  }
-  throw new Error('expected a refusal');
-}
+import { refusal } from '../../kits/refusal.js';
 
 describe('GgufWriter refuses values it cannot write', () => {
   it('wrong-typed metadata, lone-surrogate keys, huge alignments, bad tensors: InvalidArgument; the rest is written', async () => {
