@@ -38,6 +38,7 @@ Napi::Function ContextHandle::DefineClass(Napi::Env env) {
       env, "ContextHandle",
       {
           InstanceMethod<&ContextHandle::ContextSize>("contextSize"),
+          InstanceMethod<&ContextHandle::KvBytes>("kvBytes"),
           InstanceMethod<&ContextHandle::Tokens>("tokens"),
           InstanceMethod<&ContextHandle::IsBusy>("isBusy"),
           InstanceMethod<&ContextHandle::Evaluate>("evaluate"),
@@ -128,6 +129,11 @@ Napi::Value ContextHandle::Guarded(Napi::Env env, Start start) {
 Napi::Value ContextHandle::ContextSize(const Napi::CallbackInfo& info) {
   if (!core_) ThrowJs(info.Env(), ErrorCode::ObjectDisposed, "the context has been disposed");
   return Napi::Number::New(info.Env(), core_->contextSize());
+}
+
+Napi::Value ContextHandle::KvBytes(const Napi::CallbackInfo& info) {
+  // Read on the JS thread between operations only (the memory report uses the same figure).
+  return Napi::Number::New(info.Env(), static_cast<double>(reportedBytes_));
 }
 
 Napi::Value ContextHandle::Tokens(const Napi::CallbackInfo& info) {

@@ -25,6 +25,7 @@ class ContextHandle : public Napi::ObjectWrap<ContextHandle> {
 
  private:
   Napi::Value ContextSize(const Napi::CallbackInfo& info);
+  Napi::Value KvBytes(const Napi::CallbackInfo& info);
   Napi::Value Tokens(const Napi::CallbackInfo& info);
   Napi::Value IsBusy(const Napi::CallbackInfo& info);
   Napi::Value Evaluate(const Napi::CallbackInfo& info);

@@ -41,6 +41,11 @@ export class Context implements InferenceContext {
     return this.#mirror.slice();
   }
 
+  /** KV bytes this context holds (its whole allocation while the llama_context exists, 0 after release). */
+  get kvBytes(): number {
+    return this.#disposePromise !== undefined ? 0 : this.#handle.kvBytes();
+  }
+
   /** True while an operation runs. */
   get busy(): boolean {
     return this.#inFlight !== undefined;

@@ -107,9 +107,17 @@ export interface GenerateResult {
   timings: GenerateTimings;
 }
 
-/** One KV cache (one llama_context) with an exact mirror of its tokens. */
+/**
+ * One KV cache with an exact mirror of its tokens. Two physical forms share this API (SPEC §2.4): an own
+ * llama_context, or one sequence of a model-wide shared context ({@link InferenceSequence}).
+ */
 export interface InferenceContext {
   readonly contextSize: number;
+  /**
+   * Bytes of KV memory this handle holds now, as the engine reports it: an own context its whole allocation while it
+   * exists (0 after release), a sequence the cells it occupies times the bytes per cell.
+   */
+  readonly kvBytes: number;
   /** Exact copy of the tokens the KV cache holds. */
   readonly tokens: Int32Array;
   evaluate(tokens: Int32Array, options?: { signal?: AbortSignal }): Promise<EvaluateResult>;
@@ -120,6 +128,53 @@ export interface InferenceContext {
   loadState(bytes: Uint8Array, tokens: Int32Array): Promise<void>;
   release(): Promise<void>;
   dispose(): Promise<void>;
+}
+
+/** Settings of a model-wide shared context (SPEC §2.4): one llama_context whose unified KV cache holds many sequences. */
+export interface SharedContextOptions {
+  /** Sequences it can hold at once (llama.cpp's n_seq_max). */
+  sequences: number;
+  /** KV cells (tokens) shared by all of its sequences together. */
+  contextSize: number;
+  batchSize?: number;
+  threads?: number;
+  kvCacheType?: KvCacheType;
+}
+
+/**
+ * A model-wide llama_context with `sequences` sequence ids over one unified KV cache. Every step of its engine gathers
+ * the pending work of all its sequences (prompt chunks and the next token of each generating one) into one
+ * llama_decode (continuous batching); sampling, stop strings, streaming and abort stay per sequence.
+ */
+export interface SharedInferenceContext {
+  readonly sequences: number;
+  /** KV cells shared by all sequences. */
+  readonly contextSize: number;
+  /** KV bytes one cell (one token) takes, over all layers. */
+  readonly kvBytesPerCell: number;
+  /** Sequences that exist now (created and not disposed). */
+  readonly liveSequences: number;
+  /** Cells occupied now, read from the KV cache itself. */
+  cellsUsed(): number;
+  /**
+   * A new, empty sequence holding at most `contextSize` tokens (≤ the shared context's size).
+   * @throws LlamaDialogError InsufficientMemory when every sequence id is taken; InvalidArgument for a bad size.
+   */
+  createSequence(options: { contextSize: number }): InferenceSequence;
+  /** Frees the llama_context; waits for running work; every sequence is disposed with it. */
+  dispose(): Promise<void>;
+}
+
+/** One sequence of a {@link SharedInferenceContext}: the same API as an own context, plus prefix copies. */
+export interface InferenceSequence extends InferenceContext {
+  readonly shared: SharedInferenceContext;
+  /**
+   * Makes this sequence hold exactly the first `length` tokens of `source` (a sequence of the same shared context)
+   * without decoding them (llama_memory_seq_cp): shared-prefix spawn. What this sequence held before is dropped.
+   * @throws LlamaDialogError InvalidArgument (another shared context, length beyond the source's tokens or this
+   *   sequence's size); ContextBusy; ObjectDisposed.
+   */
+  copyPrefixFrom(source: InferenceSequence, length: number): Promise<void>;
 }
 
 /** Settings of one per-node context, as the runtime asks the engine for it. */
@@ -140,6 +195,8 @@ export interface RuntimeModel extends Tokenizer {
   readonly info: ModelInfo;
   isEndOfGeneration(token: number): boolean;
   createContext(options: RuntimeContextOptions): Promise<InferenceContext>;
+  /** A model-wide shared context for the `contexts: 'shared'` form (SPEC §2.4). Optional: fakes may lack it. */
+  createSharedContext?(options: SharedContextOptions): Promise<SharedInferenceContext>;
   /**
    * JSON Schema → GBNF conversion for grammars. Optional: hosts fall back to llama.cpp's converter
    * (`jsonSchemaToGrammar` of the engine); a fake model supplies its own so runtime tests need no addon.

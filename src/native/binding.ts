@@ -101,6 +101,8 @@ export interface NativeModelHandle {
 
 export interface NativeContextHandle {
   contextSize(): number;
+  /** KV bytes held as of the last finished operation (0 after release or dispose). */
+  kvBytes(): number;
   /** Copy of the KV mirror; throws ContextBusy while an operation runs. */
   tokens(): Int32Array;
   isBusy(): boolean;

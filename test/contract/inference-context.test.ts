@@ -236,9 +236,13 @@ describe.each([fakeEngine, realEngine()])('InferenceContext contract: $name', (e
     const context = await open({ contextSize: 256 });
     const prompt = syntheticPrompt(30, 19);
     await context.evaluate(prompt);
+    const heldBytes = context.kvBytes;
+    expect(heldBytes).toBeGreaterThan(0);
     await context.release();
     expect(context.tokens).toHaveLength(0);
+    expect(context.kvBytes).toBe(0);
     expect(await context.evaluate(prompt)).toMatchObject({ reused: 0, evaluated: 30 });
+    expect(context.kvBytes).toBe(heldBytes);
     expect(Array.from(context.tokens)).toEqual(Array.from(prompt));
   });
 

@@ -30,6 +30,10 @@ class ForcedOutputContext implements InferenceContext {
     return this.inner.tokens;
   }
 
+  get kvBytes(): number {
+    return this.inner.kvBytes;
+  }
+
   evaluate(tokens: Int32Array, options?: { signal?: AbortSignal }) {
     return this.inner.evaluate(tokens, options);
   }

@@ -25,6 +25,8 @@ export interface FakeContextOptions {
   language?: FakeLanguage;
   /** Awaited before each generated token; lets a test hold a generation at a chosen token (and abort it there). */
   beforeToken?: (index: number) => Promise<void> | void;
+  /** KV bytes one cell takes, for `kvBytes` (default 64). */
+  kvBytesPerCell?: number;
   /** Told of each evaluate / generate / scoreNext once its arguments passed the engine's checks. */
   observe?: (call: FakeContextCall) => void;
 }
@@ -52,6 +54,9 @@ export class FakeContext implements InferenceContext {
   #published: Int32Array = new Int32Array(0);
   #inFlight: Promise<unknown> | undefined;
   #disposePromise: Promise<void> | undefined;
+  readonly #kvBytesPerCell: number;
+  /** Like the real context: the whole KV allocation exists from creation until release, and again after any call. */
+  #allocated = true;
 
   constructor(options: FakeContextOptions) {
     if (!Number.isInteger(options.contextSize) || options.contextSize < 1) {
@@ -62,6 +67,11 @@ export class FakeContext implements InferenceContext {
     this.language = options.language ?? new HashedLanguage();
     this.#beforeToken = options.beforeToken;
     this.#observe = options.observe;
+    this.#kvBytesPerCell = options.kvBytesPerCell ?? 64;
+  }
+
+  get kvBytes(): number {
+    return this.#allocated && this.#disposePromise === undefined ? this.contextSize * this.#kvBytesPerCell : 0;
   }
 
   get tokens(): Int32Array {
@@ -210,7 +220,10 @@ export class FakeContext implements InferenceContext {
 
   /** Empties the cache; the context stays usable. */
   release(): Promise<void> {
-    return this.#run('release', undefined, async () => this.#mirror.clear());
+    return this.#run('release', undefined, async () => {
+      this.#mirror.clear();
+      this.#allocated = false;
+    });
   }
 
   /** Async, idempotent; waits for the running operation. */
@@ -229,6 +242,7 @@ export class FakeContext implements InferenceContext {
       throw new LlamaDialogError('ContextBusy', `cannot ${what}: another operation is still running on this context`);
     }
     if (signal?.aborted === true) throw new LlamaDialogError('Aborted', `${what} aborted before it started`);
+    if (what !== 'release') this.#allocated = true;
     const running = operation();
     this.#inFlight = running;
     try {
