@@ -18,8 +18,10 @@ export interface ComparableReport {
   machine: string;
   /** The legend line: everything known about the machine. */
   machineDetails: string;
-  /** strategy → metric → value (null: not measured). */
+  /** strategy → metric → value (null: not measured). Strategies without a summary are left out. */
   figures: Map<string, Map<string, number | null>>;
+  /** Strategies the report lists without a summary (a tavern strategy that failed). */
+  failed: string[];
 }
 
 type MetricUnit = 'ms' | 's' | 'count' | 'rate' | 'bytes' | 'ratio';
@@ -77,13 +79,16 @@ export function readComparableReport(file: ComparedFile): ComparableReport {
   const tavern = report.kind === 'tavern';
   const metrics = tavern ? TAVERN_METRICS : CONVERSATION_METRICS;
   const figures = new Map<string, Map<string, number | null>>();
+  const failed: string[] = [];
   for (const entry of report.strategies) {
     const strategy = asRecord(entry);
     if (strategy === null || typeof strategy.strategy !== 'string') continue;
     const summary = asRecord(strategy.summary);
-    const values = new Map<string, number | null>();
-    for (const metric of metrics) values.set(metric.label, summary === null ? null : metric.read(summary));
-    figures.set(strategy.strategy, values);
+    if (summary === null) {
+      failed.push(strategy.strategy);
+      continue;
+    }
+    figures.set(strategy.strategy, new Map(metrics.map((metric) => [metric.label, metric.read(summary)])));
   }
   const { machine, machineDetails } = tavern ? tavernMachine(asRecord(report.machine)) : conversationMachine(asRecord(report.environment));
   return {
@@ -93,6 +98,7 @@ export function readComparableReport(file: ComparedFile): ComparableReport {
     machine,
     machineDetails,
     figures,
+    failed,
   };
 }
 
@@ -108,7 +114,9 @@ export function renderBenchComparison(files: readonly ComparedFile[]): string {
   const headers = uniqueHeaders(reports.map((report) => report.machine));
   const out: string[] = ['llama-dialog bench compare'];
   reports.forEach((report, index) => {
-    out.push(`  [${index + 1}] ${headers[index]}: ${report.path} — ${report.machineDetails} · workload ${report.workload}${report.fingerprint ? ` (fingerprint ${report.fingerprint})` : ''}`);
+    const fingerprint = report.fingerprint ? ` (fingerprint ${report.fingerprint})` : '';
+    const failed = report.failed.length > 0 ? ` · no figures for ${report.failed.join(', ')} (failed)` : '';
+    out.push(`  [${index + 1}] ${headers[index]}: ${report.path} — ${report.machineDetails} · workload ${report.workload}${fingerprint}${failed}`);
   });
   const workloads = new Set(reports.map((report) => `${report.workload}/${report.fingerprint ?? '?'}`));
   if (workloads.size > 1) out.push('  Note: the files ran different workloads or settings (see the fingerprints): their figures are not the same work.');
