@@ -49,6 +49,7 @@ const TAVERN_METRICS: readonly MetricDefinition[] = [
   { label: 'tokens/s', unit: 'rate', read: field('tokensPerSecond') },
   { label: 'evaluated tokens', unit: 'count', read: field('evaluatedTokens') },
   { label: 'peak KV', unit: 'bytes', read: field('peakKvBytes') },
+  { label: 'peak KV used', unit: 'bytes', read: field('peakKvBytesUsed') },
   { label: 'peak RSS', unit: 'bytes', read: field('peakRssBytes') },
 ];
 

@@ -1,10 +1,20 @@
 import type { InferenceContext, RuntimeModel, SharedInferenceContext } from '../engine/types.js';
 
+/** KV memory at one moment: allocated, and the part of it holding tokens. */
+export interface KvBytes {
+  allocated: number;
+  /**
+   * Bytes of the cells that hold tokens. Own context: its `kvBytes` × tokens held ÷ `contextSize`; shared context:
+   * `cellsUsed() × kvBytesPerCell` — a prefix copied into several sequences (shared-prefix spawn) is counted once.
+   */
+  used: number;
+}
+
 /**
  * Counts the KV memory a model's contexts hold, as the engine reports it, by watching every context created through
  * the model it wraps: an own context by its `kvBytes` (its whole allocation while it lives, 0 once released or
- * disposed), a shared context by its allocation, `contextSize × kvBytesPerCell`, while it has live sequences.
- * Allocations, not occupied cells, so own and shared contexts are counted alike.
+ * disposed), a shared context by its allocation, `contextSize × kvBytesPerCell`, while it has live sequences. So
+ * own and shared contexts are counted alike; `used` tells how much of that holds tokens.
  */
 export class KvMeter {
   private readonly ownContexts: InferenceContext[] = [];
@@ -21,11 +31,20 @@ export class KvMeter {
   }
 
   /** KV bytes held now by every context created through a wrapped model. */
-  bytes(): number {
-    let total = 0;
-    for (const context of this.ownContexts) total += context.kvBytes;
-    for (const shared of this.sharedContexts) if (shared.liveSequences > 0) total += shared.contextSize * shared.kvBytesPerCell;
-    return total;
+  bytes(): KvBytes {
+    let allocated = 0;
+    let used = 0;
+    for (const context of this.ownContexts) {
+      const bytes = context.kvBytes;
+      allocated += bytes;
+      if (bytes > 0 && context.contextSize > 0) used += (bytes * context.tokens.length) / context.contextSize;
+    }
+    for (const shared of this.sharedContexts) {
+      if (shared.liveSequences === 0) continue;
+      allocated += shared.contextSize * shared.kvBytesPerCell;
+      used += shared.cellsUsed() * shared.kvBytesPerCell;
+    }
+    return { allocated, used: Math.round(used) };
   }
 
   /**

@@ -5,7 +5,7 @@ import { LlamaDialogError } from '../errors.js';
 import { ModelRegistry, type ModelCatalogEntry } from '../host/model-registry.js';
 import { benchGraph } from './bench-graph.js';
 import { nodeMetrics } from './diagnostics-metrics.js';
-import { KvMeter } from './kv-meter.js';
+import { KvMeter, type KvBytes } from './kv-meter.js';
 import type { TavernLineOutcome, TavernStrategy } from './tavern-runner.js';
 import type { TavernLineRecord } from './tavern-result.js';
 import type { TavernScene } from './tavern-scene.js';
@@ -136,7 +136,7 @@ export class TavernAgentStrategy implements TavernStrategy {
     };
   }
 
-  kvBytes(): number {
+  kvBytes(): KvBytes {
     return this.meter.bytes();
   }
 

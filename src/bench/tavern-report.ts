@@ -20,6 +20,7 @@ const REFERENCES = ['fifo', 'node-llama-cpp'] as const;
 export function summarizeTavernLines(play: {
   lines: readonly TavernLineRecord[];
   peakKvBytes: number | null;
+  peakKvBytesUsed: number | null;
   peakRssBytes: number;
   rssAtStartBytes: number;
 }): TavernSummary {
@@ -41,6 +42,7 @@ export function summarizeTavernLines(play: {
     tokensPerSecond: finiteOrNull(ratio(generatedTokens, wallMs / 1000)) ?? 0,
     evaluatedTokens: sum(lines.map((line) => line.evaluatedTokens)),
     peakKvBytes: play.peakKvBytes,
+    peakKvBytesUsed: play.peakKvBytesUsed,
     peakRssBytes: play.peakRssBytes,
     rssAtStartBytes: play.rssAtStartBytes,
   };
@@ -65,6 +67,7 @@ export function tavernRatios(results: readonly TavernStrategyResult[]): TavernRa
         tokensPerSecond: nullableRatio(summary.tokensPerSecond, base.tokensPerSecond),
         evaluatedTokens: nullableRatio(summary.evaluatedTokens, base.evaluatedTokens),
         peakKvBytes: nullableRatio(summary.peakKvBytes, base.peakKvBytes),
+        peakKvBytesUsed: nullableRatio(summary.peakKvBytesUsed, base.peakKvBytesUsed),
         peakRssBytes: nullableRatio(summary.peakRssBytes, base.peakRssBytes),
       });
     }
@@ -103,6 +106,7 @@ export function renderTavernText(report: TavernReport): string {
         { header: 'tok/s' },
         { header: 'evaluated' },
         { header: 'peak KV MiB' },
+        { header: 'KV used MiB' },
         { header: 'peak RSS MiB' },
       ],
       report.strategies.map(({ strategy, summary, status }) =>
@@ -120,6 +124,7 @@ export function renderTavernText(report: TavernReport): string {
               summary.tokensPerSecond.toFixed(1),
               String(summary.evaluatedTokens),
               summary.peakKvBytes === null ? '—' : mebibytes(summary.peakKvBytes),
+              summary.peakKvBytesUsed === null ? '—' : mebibytes(summary.peakKvBytesUsed),
               mebibytes(summary.peakRssBytes),
             ],
       ),
@@ -140,6 +145,7 @@ export function renderTavernText(report: TavernReport): string {
           { header: 'tok/s' },
           { header: 'evaluated' },
           { header: 'peak KV' },
+          { header: 'KV used' },
           { header: 'peak RSS' },
         ],
         report.ratios.map((entry) => [
@@ -152,6 +158,7 @@ export function renderTavernText(report: TavernReport): string {
           formatRatio(entry.tokensPerSecond),
           formatRatio(entry.evaluatedTokens),
           formatRatio(entry.peakKvBytes),
+          formatRatio(entry.peakKvBytesUsed),
           formatRatio(entry.peakRssBytes),
         ]),
       ),

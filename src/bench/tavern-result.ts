@@ -47,6 +47,11 @@ export interface TavernSummary {
    * the strategy's engine does not say (node-llama-cpp).
    */
   peakKvBytes: number | null;
+  /**
+   * Largest sum of the KV bytes that hold tokens (same samples): a prefix shared by spawned sequences counts once.
+   * null when the strategy's engine does not say.
+   */
+  peakKvBytesUsed: number | null;
   /** Largest resident set size sampled during the strategy's run (events and every 50 ms). */
   peakRssBytes: number;
   /** RSS when the strategy's scene started (after its models and contexts were loaded): strategies share a process. */
@@ -77,6 +82,7 @@ export interface TavernRatio {
   tokensPerSecond: number | null;
   evaluatedTokens: number | null;
   peakKvBytes: number | null;
+  peakKvBytesUsed: number | null;
   peakRssBytes: number | null;
 }
 

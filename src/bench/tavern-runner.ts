@@ -14,6 +14,7 @@ import type {
 import { summarizeTavernLines, tavernRatios } from './tavern-report.js';
 import type { TavernScene } from './tavern-scene.js';
 import type { ScheduledLine } from './tavern-schedule.js';
+import type { KvBytes } from './kv-meter.js';
 
 /** What one answered line cost, as the strategy's engine reports it. */
 export interface TavernLineOutcome {
@@ -38,7 +39,7 @@ export interface TavernStrategy {
   /** Sends `text` to agent `agent` and waits for the whole turn; calls `onFirstToken` at its first reply text. */
   runLine(agent: number, text: string, onFirstToken: () => void): Promise<TavernLineOutcome>;
   /** KV bytes of every live context of this strategy now; null when its engine does not say. */
-  kvBytes(): number | null;
+  kvBytes(): KvBytes | null;
   /** Checks the finished scene for signs that a setting was silently ignored. @throws LlamaDialogError. */
   verify?(lines: readonly TavernLineRecord[]): void;
   dispose(): Promise<void>;
@@ -48,6 +49,7 @@ export interface TavernStrategy {
 export interface TavernScenePlay {
   lines: TavernLineRecord[];
   peakKvBytes: number | null;
+  peakKvBytesUsed: number | null;
   peakRssBytes: number;
   rssAtStartBytes: number;
 }
@@ -72,10 +74,13 @@ export async function playTavernScene(
   const rssAtStartBytes = rss();
   let peakRssBytes = rssAtStartBytes;
   let peakKvBytes: number | null = null;
+  let peakKvBytesUsed: number | null = null;
   const sample = (): void => {
     peakRssBytes = Math.max(peakRssBytes, rss());
     const kv = strategy.kvBytes();
-    if (kv !== null) peakKvBytes = Math.max(peakKvBytes ?? 0, kv);
+    if (kv === null) return;
+    peakKvBytes = Math.max(peakKvBytes ?? 0, kv.allocated);
+    peakKvBytesUsed = Math.max(peakKvBytesUsed ?? 0, kv.used);
   };
   const byAgent = scene.agents.map(() => [] as ScheduledLine[]);
   for (const line of schedule) {
@@ -127,7 +132,7 @@ export async function playTavernScene(
     clearInterval(interval);
   }
   records.sort((a, b) => a.arrivalMs - b.arrivalMs);
-  return { lines: records, peakKvBytes, peakRssBytes, rssAtStartBytes };
+  return { lines: records, peakKvBytes, peakKvBytesUsed, peakRssBytes, rssAtStartBytes };
 }
 
 export interface TavernRunOptions {

@@ -65,6 +65,9 @@ describe('tavern benchmark on the tiny model', () => {
     if (summary.ttftP50Ms !== null) expect(summary.ttftP95Ms!).toBeGreaterThanOrEqual(summary.ttftP50Ms);
     // Two own contexts of 1024 tokens were alive together.
     expect(summary.peakKvBytes).toBeGreaterThan(0);
+    // The tokens fill only part of the two contexts.
+    expect(summary.peakKvBytesUsed).toBeGreaterThan(0);
+    expect(summary.peakKvBytesUsed!).toBeLessThan(summary.peakKvBytes!);
     expect(summary.peakRssBytes).toBeGreaterThanOrEqual(summary.rssAtStartBytes);
     expect(report.workload).toMatchObject({ agents: 2, linesPerAgent: 2, maxTokens: 4, loreTokens: scene.loreTokens });
     expect(renderTavernText(report)).toMatch(/^fifo\s+4\s/m);

@@ -18,6 +18,7 @@ function tavernReport(device: string, fifoTtftP50: number, batched: boolean) {
     tokensPerSecond: 24,
     evaluatedTokens: 7000,
     peakKvBytes: 64 * 2 ** 20,
+    peakKvBytesUsed: 16 * 2 ** 20,
     peakRssBytes: 512 * 2 ** 20,
     rssAtStartBytes: 400 * 2 ** 20,
   });
@@ -61,6 +62,7 @@ describe('renderBenchComparison', () => {
     expect(cells(text, 'fifo', 'ttft p50 ms')).toEqual(['200', '100', '0.50']);
     expect(cells(text, 'fifo', 'ttft p95 ms')).toEqual(['400', '200', '0.50']);
     expect(cells(text, 'fifo', 'peak KV')).toEqual(['64.0 MiB', '64.0 MiB', '1.00']);
+    expect(cells(text, 'fifo', 'peak KV used')).toEqual(['16.0 MiB', '16.0 MiB', '1.00']);
     expect(cells(text, 'fifo', 'tokens/s')).toEqual(['24.0', '24.0', '1.00']);
     expect(cells(text, 'batched', 'ttft p50 ms')).toEqual(['—', '25', '—']);
     expect(text).not.toContain('different workloads');

@@ -25,14 +25,14 @@ function result(strategy: TavernStrategyResult['strategy'], scale: number, peakK
     status: 'ok',
     error: null,
     lines: scaled,
-    summary: summarizeTavernLines({ lines: scaled, peakKvBytes, peakRssBytes: 2 ** 30, rssAtStartBytes: 2 ** 29 }),
+    summary: summarizeTavernLines({ lines: scaled, peakKvBytes, peakKvBytesUsed: peakKvBytes === null ? null : peakKvBytes / 2, peakRssBytes: 2 ** 30, rssAtStartBytes: 2 ** 29 }),
     notes: [],
   };
 }
 
 describe('summarizeTavernLines', () => {
   it('takes percentiles of ttft and turn time from arrival, tokens per second over first arrival → last completion', () => {
-    const summary = summarizeTavernLines({ lines, peakKvBytes: 4096, peakRssBytes: 10, rssAtStartBytes: 5 });
+    const summary = summarizeTavernLines({ lines, peakKvBytes: 4096, peakKvBytesUsed: 1024, peakRssBytes: 10, rssAtStartBytes: 5 });
     expect(summary).toMatchObject({
       lines: 5,
       ttftP50Ms: 30,
@@ -41,6 +41,7 @@ describe('summarizeTavernLines', () => {
       generatedTokens: 20,
       evaluatedTokens: 500,
       peakKvBytes: 4096,
+      peakKvBytesUsed: 1024,
       peakRssBytes: 10,
       rssAtStartBytes: 5,
     });
@@ -51,8 +52,8 @@ describe('summarizeTavernLines', () => {
 
   it('leaves lines without a first token out of the ttft percentiles, and gives null when none had one', () => {
     const withEmpty = [...lines, line(1, 1500, null, 10)];
-    expect(summarizeTavernLines({ lines: withEmpty, peakKvBytes: null, peakRssBytes: 1, rssAtStartBytes: 1 }).ttftP50Ms).toBe(30);
-    const none = summarizeTavernLines({ lines: [line(0, 0, null, 10)], peakKvBytes: null, peakRssBytes: 1, rssAtStartBytes: 1 });
+    expect(summarizeTavernLines({ lines: withEmpty, peakKvBytes: null, peakKvBytesUsed: null, peakRssBytes: 1, rssAtStartBytes: 1 }).ttftP50Ms).toBe(30);
+    const none = summarizeTavernLines({ lines: [line(0, 0, null, 10)], peakKvBytes: null, peakKvBytesUsed: null, peakRssBytes: 1, rssAtStartBytes: 1 });
     expect(none.ttftP50Ms).toBeNull();
     expect(none.ttftP95Ms).toBeNull();
   });
@@ -77,6 +78,7 @@ describe('tavernRatios', () => {
     expect(batchedFifo.ttftP50).toBeCloseTo(0.5, 9);
     expect(batchedFifo.turnP95).toBeCloseTo(0.5, 9);
     expect(batchedFifo.peakKvBytes).toBeCloseTo(0.25, 9);
+    expect(batchedFifo.peakKvBytesUsed).toBeCloseTo(0.25, 9);
     expect(batchedFifo.evaluatedTokens).toBe(1);
     expect(batchedFifo.peakRssBytes).toBe(1);
     // Halving every turn time shortens the wall only by the last turn's change: 650 → 525 ms.
@@ -117,7 +119,7 @@ describe('tavern text and chart', () => {
     const text = renderTavernText(report);
     expect(text).toContain('device NVIDIA H200 (141.0 GiB) · gpuLayers 99');
     const fifoRow = text.split('\n').find((row) => row.startsWith('fifo'));
-    expect(fifoRow?.split(/\s+/)).toEqual(['fifo', '5', '30', '88', '150', '240', '0.65', '20', '30.8', '500', '1.0', '1024.0']);
+    expect(fifoRow?.split(/\s+/)).toEqual(['fifo', '5', '30', '88', '150', '240', '0.65', '20', '30.8', '500', '1.0', '0.5', '1024.0']);
     expect(text).toContain('FAILED batched: no batched engine');
   });
 

@@ -50,8 +50,8 @@ class FakeTavernStrategy implements TavernStrategy {
     this.kv = 1000 * this.running.size;
     return { generatedTokens: 4, evaluatedTokens: 10 + agent, reusedTokens: null };
   }
-  kvBytes(): number {
-    return this.kv;
+  kvBytes(): { allocated: number; used: number } {
+    return { allocated: this.kv, used: this.kv / 2 };
   }
   async dispose(): Promise<void> {}
 }
@@ -93,6 +93,7 @@ describe('playTavernScene', () => {
     // Some line had to wait for its agent: it arrived later than scheduled.
     expect(play.lines.some((line) => line.arrivalMs - line.scheduledMs > 2)).toBe(true);
     expect(play.peakKvBytes).toBe(1000 * strategy.maxConcurrent);
+    expect(play.peakKvBytesUsed).toBe(500 * strategy.maxConcurrent);
     expect(play.peakRssBytes).toBe(5_000);
     expect(play.lines.map((line) => line.arrivalMs)).toEqual([...play.lines.map((line) => line.arrivalMs)].sort((a, b) => a - b));
   });
