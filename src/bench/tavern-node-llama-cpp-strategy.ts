@@ -53,6 +53,10 @@ export class TavernNodeLlamaCppStrategy implements TavernStrategy {
     const { threads, contextSize, gpu, gpuLayers } = this.options;
     // build: 'never' — a baseline must use the published prebuilt binary, never compile on the user's machine.
     this.llama = await library.getLlama({ gpu: gpu ? 'auto' : false, build: 'never', maxThreads: threads, logLevel: library.LlamaLogLevel.error });
+    this.settings.gpu = this.llama.gpu === false ? 'none' : this.llama.gpu;
+    if (gpu && this.llama.gpu === false) {
+      this.notes.push('node-llama-cpp ran on the CPU: no GPU build of it is installed (its prebuilt GPU packages are optional dependencies)');
+    }
     this.model = await this.llama.loadModel({ modelPath: this.options.modelPath, ...(gpu ? { gpuLayers: gpuLayers ?? 'max' } : {}) });
     this.context = await this.model.createContext({
       contextSize,

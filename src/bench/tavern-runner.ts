@@ -222,7 +222,12 @@ export async function runTavernBenchmark(options: TavernRunOptions): Promise<Tav
     model: options.model,
     strategies: results,
     ratios: tavernRatios(results),
-    notes: [...(options.notes ?? [])],
+    notes: [
+      ...(options.notes ?? []),
+      ...(results.length > 1
+        ? ['peak RSS is the whole process\u2019s: strategies run one after the other in it, so a later one\u2019s peak includes what earlier ones left (rssAtStartBytes in the JSON)']
+        : []),
+    ],
   };
 }
 
