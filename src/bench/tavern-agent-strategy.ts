@@ -94,7 +94,7 @@ export class TavernAgentStrategy implements TavernStrategy {
       if (policy !== this.catalog.scheduling) {
         throw new LlamaDialogError(
           'InvalidArgument',
-          `${this.name}: this build does not support scheduling '${this.catalog.scheduling}' (the model's scheduler runs ` +
+          `this build does not support scheduling '${this.catalog.scheduling}' (the model's scheduler runs ` +
             `${policy === undefined ? 'no known policy' : `'${String(policy)}'`}); the strategy needs the batched engine (SPEC §2.4)`,
         );
       }
@@ -118,16 +118,16 @@ export class TavernAgentStrategy implements TavernStrategy {
 
   async runLine(agentIndex: number, text: string, onFirstToken: () => void): Promise<TavernLineOutcome> {
     const agent = this.agents[agentIndex];
-    if (!agent) throw new LlamaDialogError('InvalidArgument', `${this.name}: no agent ${agentIndex} (prepare() first)`);
+    if (!agent) throw new LlamaDialogError('InvalidArgument', `no agent ${agentIndex} (prepare() first)`);
     const turn = agent.sendMessage(text);
     for await (const event of turn) {
       if (event.type === 'answerText' && event.text !== '') onFirstToken();
     }
     const complete = await turn;
     if (complete.status !== 'Success') {
-      throw new LlamaDialogError('InferenceFailed', `${this.name}: agent ${agentIndex}'s turn ended ${complete.status}`, { cause: complete.error });
+      throw new LlamaDialogError('InferenceFailed', `agent ${agentIndex}'s turn ended ${complete.status}`, { cause: complete.error });
     }
-    if (!complete.diagnostics) throw new LlamaDialogError('InferenceFailed', `${this.name}: agent ${agentIndex}'s turn has no diagnostics`);
+    if (!complete.diagnostics) throw new LlamaDialogError('InferenceFailed', `agent ${agentIndex}'s turn has no diagnostics`);
     const nodes = complete.diagnostics.nodes.flatMap((node) => nodeMetrics(node));
     return {
       generatedTokens: complete.tokensGenerated,
@@ -148,7 +148,7 @@ export class TavernAgentStrategy implements TavernStrategy {
       const example = spawned[0] as TavernLineRecord;
       throw new LlamaDialogError(
         'InvalidArgument',
-        `${this.name}: sharedPrefixSpawn: false was not honoured: agent ${example.agent}'s first turn reused ${example.reusedTokens} ` +
+        `sharedPrefixSpawn: false was not honoured: agent ${example.agent}'s first turn reused ${example.reusedTokens} ` +
           `tokens it never decoded (${spawned.length} of ${firstTurns.length} agents)`,
       );
     }
@@ -172,7 +172,7 @@ export class TavernAgentStrategy implements TavernStrategy {
     if (this.catalog.contexts === 'shared' && (own > 0 || (options.sceneDone && shared === 0))) {
       throw new LlamaDialogError(
         'InvalidArgument',
-        `${this.name}: this build does not support contexts: 'shared': the host created ${own} own context(s) and ${shared} shared one(s)`,
+        `this build does not support contexts: 'shared': the host created ${own} own context(s) and ${shared} shared one(s)`,
       );
     }
   }
