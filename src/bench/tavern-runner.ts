@@ -100,8 +100,8 @@ export async function playTavernScene(
     await Promise.all(
       byAgent.map(async (lines, agent) => {
         for (const line of [...lines].sort((a, b) => a.lineOfAgent - b.lineOfAgent)) {
-          const wait = line.atMs - now();
-          if (wait > 0) await delay(wait);
+          // Timers round to whole ms and may fire a fraction early: wait until the clock has really passed atMs.
+          for (let wait = line.atMs - now(); wait > 0; wait = line.atMs - now()) await delay(Math.ceil(wait));
           const text = scene.agents[agent]?.lines[line.lineOfAgent];
           if (text === undefined) throw new LlamaDialogError('InvalidArgument', `agent ${agent} has no line ${line.lineOfAgent}`);
           const arrivalMs = now();
