@@ -155,7 +155,8 @@ with the reason (exit code 1) while the others still run.
   --lines <n>        player lines per agent (default 6)
   --strategies <l>   comma-separated: fifo, batched, batched-no-spawn, node-llama-cpp (default: all;
                      node-llama-cpp only when that package is installed)
-  --mean-gap-ms <n>  mean gap between two lines of the whole tavern (default 500)
+  --mean-gap-ms <n>  mean gap between two lines of the whole tavern (default 500, for 8 agents on the
+                     small model on 2 CPU threads; lower it on a GPU so that turns still overlap)
   --seed <n>         schedule seed (default 1)
   --max-tokens <n>   reply cap, greedy (default 32)
   --context <n>      KV tokens per agent (default 2048)
