@@ -6,12 +6,29 @@ import type { Workload } from './workloads.js';
 
 // Type-only view of the parts of node-llama-cpp 3.x this baseline touches. The package is a devDependency
 // (imported lazily), so an installed llama-dialog without it can still run the other strategies.
-type NodeLlamaCpp = typeof import('node-llama-cpp');
-type Llama = Awaited<ReturnType<NodeLlamaCpp['getLlama']>>;
-type LlamaModel = Awaited<ReturnType<Llama['loadModel']>>;
-type LlamaContext = Awaited<ReturnType<LlamaModel['createContext']>>;
-type LlamaContextSequence = ReturnType<LlamaContext['getSequence']>;
-type LlamaChatSession = InstanceType<NodeLlamaCpp['LlamaChatSession']>;
+export type NodeLlamaCpp = typeof import('node-llama-cpp');
+export type Llama = Awaited<ReturnType<NodeLlamaCpp['getLlama']>>;
+export type LlamaModel = Awaited<ReturnType<Llama['loadModel']>>;
+export type LlamaContext = Awaited<ReturnType<LlamaModel['createContext']>>;
+export type LlamaContextSequence = ReturnType<LlamaContext['getSequence']>;
+export type LlamaChatSession = InstanceType<NodeLlamaCpp['LlamaChatSession']>;
+
+/**
+ * Imports node-llama-cpp (a devDependency, so imported lazily).
+ * @param leaveOutHint how to run without it, for the error message.
+ * @throws LlamaDialogError InvalidArgument when the package is not installed.
+ */
+export async function importNodeLlamaCpp(leaveOutHint: string): Promise<NodeLlamaCpp> {
+  try {
+    return await import('node-llama-cpp');
+  } catch (error) {
+    throw new LlamaDialogError(
+      'InvalidArgument',
+      `the node-llama-cpp baseline needs the node-llama-cpp package (npm install --no-save node-llama-cpp@3.21.1), or ${leaveOutHint}`,
+      { cause: error },
+    );
+  }
+}
 
 export interface NodeLlamaCppStrategyOptions {
   modelPath: string;
@@ -68,16 +85,7 @@ export class NodeLlamaCppStrategy implements BenchStrategy {
   }
 
   async prepare(): Promise<void> {
-    let library: NodeLlamaCpp;
-    try {
-      library = await import('node-llama-cpp');
-    } catch (error) {
-      throw new LlamaDialogError(
-        'InvalidArgument',
-        'the node-llama-cpp baseline needs the node-llama-cpp package (npm install --no-save node-llama-cpp@3.21.1), or leave it out with --baselines naive,trim-to-fit',
-        { cause: error },
-      );
-    }
+    const library = await importNodeLlamaCpp('leave it out with --baselines naive,trim-to-fit');
     const { workload } = this.options;
     // build: 'never' — a baseline must use the published prebuilt binary, never compile on the user's machine.
     this.llama = await library.getLlama({

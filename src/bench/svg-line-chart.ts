@@ -1,13 +1,18 @@
 /**
- * A dependency-free SVG line chart: panels stacked vertically that share the x axis (turn number), one
- * line per series, axes with round ticks, a legend. Written by hand because a benchmark picture must not
+ * A dependency-free SVG line chart: panels stacked vertically that share the x axis (turn number, or any x values
+ * the series give), one line per series, axes with round ticks, a legend. Written by hand because a benchmark picture must not
  * pull a plotting library into an inference package.
  */
 
-/** One line: a value per x position (turn 1..n); `null` leaves a gap. */
+/** One line: a value per x position (turn 1..n, or `x`); `null` leaves a gap. */
 export interface ChartSeries {
   name: string;
   values: readonly (number | null)[];
+  /**
+   * The x of each value (same length, ascending), e.g. a time; absent: value k sits at x = k + 1. When any series of a
+   * panel has x values, the panel's x axis spans them all.
+   */
+  x?: readonly number[];
 }
 
 export interface ChartPanel {
@@ -83,10 +88,14 @@ function renderPanel(panel: ChartPanel, frame: PanelFrame): string {
   );
   const yTicks = niceTicks(0, Math.max(0, ...finiteValues));
   const yMax = yTicks[yTicks.length - 1] ?? 1;
-  const xTicks = niceTicks(1, Math.max(1, pointCount)).filter((tick) => tick >= 1 && tick <= pointCount);
+  const explicitX = panel.series.flatMap((series) => series.x ?? []).filter((value) => Number.isFinite(value));
+  // Turn numbers start at 1; explicit x values (times) span from 0 or their smallest value.
+  const xMin = explicitX.length > 0 ? Math.min(0, ...explicitX) : 1;
+  const xTicks =
+    explicitX.length > 0 ? niceTicks(xMin, Math.max(xMin, ...explicitX)) : niceTicks(1, Math.max(1, pointCount)).filter((tick) => tick >= 1 && tick <= pointCount);
+  const xMax = explicitX.length > 0 ? (xTicks[xTicks.length - 1] ?? xMin + 1) : pointCount;
 
-  const xOf = (turn: number): number =>
-    pointCount === 1 ? plotLeft + plotWidth / 2 : plotLeft + ((turn - 1) / (pointCount - 1)) * plotWidth;
+  const xOf = (x: number): number => (xMax === xMin ? plotLeft + plotWidth / 2 : plotLeft + ((x - xMin) / (xMax - xMin)) * plotWidth);
   const yOf = (value: number): number => plotBottom - (yMax === 0 ? 0 : (value / yMax) * plotHeight);
 
   const out: string[] = [`<g class="panel" data-title="${escapeXml(panel.title)}">`];
@@ -113,7 +122,7 @@ function renderPanel(panel: ChartPanel, frame: PanelFrame): string {
 
   panel.series.forEach((series, index) => {
     const colour = PALETTE[index % PALETTE.length] ?? '#000000';
-    const path = linePath(series.values, xOf, yOf);
+    const path = linePath(series.values, series.x, xOf, yOf);
     if (path !== '') {
       out.push(
         `<path class="series" data-series="${escapeXml(series.name)}" d="${path}" fill="none" stroke="${colour}" stroke-width="1.8" stroke-linejoin="round"/>`,
@@ -133,7 +142,8 @@ function renderPanel(panel: ChartPanel, frame: PanelFrame): string {
 /** `M x y L x y …`, starting a new sub-path after each gap so missing turns are not bridged. */
 function linePath(
   values: readonly (number | null)[],
-  xOf: (turn: number) => number,
+  xs: readonly number[] | undefined,
+  xOf: (x: number) => number,
   yOf: (value: number) => number,
 ): string {
   const commands: string[] = [];
@@ -143,7 +153,12 @@ function linePath(
       penDown = false;
       return;
     }
-    commands.push(`${penDown ? 'L' : 'M'}${round(xOf(index + 1))} ${round(yOf(value))}`);
+    const x = xs ? xs[index] : index + 1;
+    if (x === undefined || !Number.isFinite(x)) {
+      penDown = false;
+      return;
+    }
+    commands.push(`${penDown ? 'L' : 'M'}${round(xOf(x))} ${round(yOf(value))}`);
     penDown = true;
   });
   return commands.join(' ');

@@ -27,6 +27,13 @@ export interface CliCommand<Schema extends z.ZodType = z.ZodType> {
   help: string;
   /** Flag declarations (all values arrive as strings or booleans; `schema` converts them). */
   flags: NonNullable<ParseArgsConfig['options']>;
+  /** When set, arguments that are not flags are allowed and reach `schema` as a string array under this key. */
+  positionals?: string;
+  /**
+   * Commands reached as `llama-dialog <name> <word> …` (e.g. `bench compare`); each one's `name` is the whole
+   * phrase (`bench compare`), and it parses its own flags.
+   */
+  subcommands?: readonly CliCommand[];
   schema: Schema;
   run(options: z.output<Schema>, io: CliIo): Promise<ExitCodeValue>;
 }

@@ -28,6 +28,11 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
     io.stderr(`llama-dialog: unknown command "${name}"\n\n${generalHelp(commands)}\n`);
     return ExitCode.Usage;
   }
+  const subcommand = command.subcommands?.find((candidate) => candidate.name === `${command.name} ${rest[0] ?? ''}`);
+  return subcommand ? runCommand(subcommand, rest.slice(1), io) : runCommand(command, rest, io);
+}
+
+async function runCommand(command: CliCommand, rest: readonly string[], io: CliIo): Promise<ExitCodeValue> {
   if (rest.includes('--help') || rest.includes('-h')) {
     io.stdout(`${command.help}\n`);
     return ExitCode.Ok;
@@ -66,7 +71,8 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
 export function parseCommandLine(command: CliCommand, args: readonly string[]): unknown {
   let values: Record<string, unknown>;
   try {
-    ({ values } = parseArgs({ args: [...args], options: command.flags, strict: true, allowPositionals: false }));
+    const parsed = parseArgs({ args: [...args], options: command.flags, strict: true, allowPositionals: command.positionals !== undefined });
+    values = command.positionals === undefined ? parsed.values : { ...parsed.values, [command.positionals]: parsed.positionals };
   } catch (error) {
     // parseArgs messages are already specific ("Unknown option '--x'"); keep them, drop the error type.
     throw new LlamaDialogError('InvalidArgument', (error as Error).message, { cause: error });

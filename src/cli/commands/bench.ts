@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { AgentStrategy } from '../../bench/agent-strategy.js';
-import { describeBenchEnvironment } from '../../bench/bench-environment.js';
+import { describeBenchEnvironment, describeBenchMachine } from '../../bench/bench-environment.js';
 import { renderReportChart, renderReportText } from '../../bench/bench-report-output.js';
 import type { BenchStrategy } from '../../bench/bench-strategy.js';
 import { runBenchmark } from '../../bench/benchmark-runner.js';
@@ -11,8 +11,17 @@ import { ensureDefaultModel } from '../../synthetic/default-model.js';
 import { findLlamaBench } from '../../bench/llama-bench-floor.js';
 import { NodeLlamaCppStrategy } from '../../bench/node-llama-cpp-strategy.js';
 import { buildWorkload, MAX_TURNS, WORKLOAD_NAMES } from '../../bench/workloads.js';
+import { TAVERN_STRATEGY_NAMES, type TavernStrategyName } from '../../bench/tavern-result.js';
+import { renderTavernChart, renderTavernText } from '../../bench/tavern-report.js';
+import { runTavernBenchmark, type TavernStrategy } from '../../bench/tavern-runner.js';
+import { buildTavernScene, type TavernScene } from '../../bench/tavern-scene.js';
+import { tavernSchedule } from '../../bench/tavern-schedule.js';
+import { TavernAgentStrategy } from '../../bench/tavern-agent-strategy.js';
+import { TavernNodeLlamaCppStrategy } from '../../bench/tavern-node-llama-cpp-strategy.js';
+import { loadModel } from '../../engine/load-model.js';
 import { loadNativeAddon } from '../../native/loader.js';
-import { defineCommand, ExitCode } from '../command.js';
+import { defineCommand, ExitCode, type CliIo, type ExitCodeValue } from '../command.js';
+import { benchCompareCommand } from './bench-compare.js';
 
 const BASELINES = ['node-llama-cpp', 'naive', 'trim-to-fit'] as const;
 type BaselineName = (typeof BASELINES)[number];
@@ -33,12 +42,81 @@ const baselineList = z
     return [...new Set(names)] as BaselineName[];
   });
 
+/** Flags that only the tavern workload reads, and flags it does not read. */
+const TAVERN_ONLY_FLAGS = ['agents', 'lines', 'strategies', 'mean-gap-ms', 'seed', 'max-tokens', 'context', 'gpu-layers'] as const;
+const CONVERSATION_ONLY_FLAGS = ['turns', 'baselines', 'order', 'floor-samples', 'summary-only'] as const;
+
+/** Refuses flags the chosen workload would silently ignore (checked on the flags as given, before defaults). */
+function checkWorkloadFlags(raw: unknown, context: z.RefinementCtx): void {
+  if (typeof raw !== 'object' || raw === null) return;
+  const given = Object.keys(raw);
+  const tavern = (raw as { workload?: unknown }).workload === 'tavern';
+  const misplaced = given.filter((flag) => ((tavern ? CONVERSATION_ONLY_FLAGS : TAVERN_ONLY_FLAGS) as readonly string[]).includes(flag));
+  for (const flag of misplaced) {
+    context.addIssue({
+      code: 'custom',
+      path: [flag],
+      message: tavern ? 'does not apply to the tavern workload' : 'applies only to --workload tavern',
+    });
+  }
+}
+
+const tavernStrategyList = z.string().transform((text, context): TavernStrategyName[] => {
+  const names = text
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  const unknown = names.filter((name) => !(TAVERN_STRATEGY_NAMES as readonly string[]).includes(name));
+  if (names.length === 0 || unknown.length > 0) {
+    context.addIssue({ code: 'custom', message: `unknown strategy ${unknown.join(', ') || '(none)'}; use ${TAVERN_STRATEGY_NAMES.join(', ')}` });
+    return z.NEVER;
+  }
+  return [...new Set(names)] as TavernStrategyName[];
+});
+
+const benchSchema = z.preprocess(
+  (raw, context) => {
+    checkWorkloadFlags(raw, context);
+    return raw;
+  },
+  z
+    .object({
+      model: z.string().min(1).optional(),
+      workload: z.enum([...WORKLOAD_NAMES, 'tavern']).default('default'),
+      turns: z.coerce.number().int().min(1).max(MAX_TURNS).optional(),
+      threads: z.coerce.number().int().min(1).max(512).default(2),
+      /** Absent: every baseline, node-llama-cpp only when it is installed (it is a devDependency). */
+      baselines: baselineList.optional(),
+      json: z.string().min(1).optional(),
+      chart: z.string().min(1).optional(),
+      // Sequential by default: see --order in the help text for why.
+      order: z.enum(['interleaved', 'sequential']).default('sequential'),
+      'floor-samples': z.coerce.number().int().min(0).max(1000).default(DEFAULT_FLOOR_SAMPLES),
+      'summary-only': z.boolean().default(false),
+      agents: z.coerce.number().int().min(1).max(256).default(8),
+      lines: z.coerce.number().int().min(1).max(1000).default(6),
+      strategies: tavernStrategyList.optional(),
+      'mean-gap-ms': z.coerce.number().positive().max(3_600_000).default(500),
+      seed: z.coerce.number().int().min(0).max(2 ** 32 - 1).default(1),
+      'max-tokens': z.coerce.number().int().min(1).max(4096).default(32),
+      context: z.coerce.number().int().min(256).max(1_048_576).default(2048),
+      'gpu-layers': z.coerce.number().int().min(0).optional(),
+    })
+    .strict(),
+);
+
+type BenchOptions = z.output<typeof benchSchema>;
+
 export const benchCommand = defineCommand({
   name: 'bench',
   summary: 'measure KV-cache reuse and turn latency on a scripted NPC conversation, against baselines',
   help: `Usage: llama-dialog bench [--model file.gguf] [--workload default|long|summary] [--turns N] [--threads N]
                          [--baselines list] [--json file] [--chart file.svg] [--order interleaved|sequential]
                          [--floor-samples N] [--summary-only]
+       llama-dialog bench --workload tavern [--agents N] [--lines N] [--strategies list] [--mean-gap-ms N]
+                         [--seed N] [--max-tokens N] [--context N] [--gpu-layers N] [--model f] [--threads N]
+                         [--json file] [--chart file.svg]
+       llama-dialog bench compare a.json b.json [more.json …]   (see llama-dialog bench compare --help)
 
 Runs a fixed blacksmith-NPC conversation (system prompt ~230 tokens, player lines of 20–30 tokens,
 replies capped at 32 tokens, greedy, context 2048) through a llama-dialog agent and through baselines
@@ -64,6 +142,26 @@ Options:
   --summary-only     leave out the per-turn table
   -h, --help         show this help
 
+Tavern workload (--workload tavern): N agents on one model — guards and barkeeps sharing one ~600-token lore
+system prompt (measured with the model's tokenizer) plus a persona each — answer player lines that arrive on a
+seeded Poisson schedule; an agent's next line waits for its previous answer. Every strategy replays the same
+schedule, one strategy at a time: fifo (one inference at a time per model, own contexts), batched (continuous
+batching over one shared context, shared-prefix spawn), batched-no-spawn, node-llama-cpp (one context with a
+sequence per agent). Prints p50/p95 time to first token and turn time from each line's arrival, generated
+tokens/s, evaluated prompt tokens, peak KV bytes and peak RSS, with ratios against fifo and node-llama-cpp; the
+chart (time to first token against arrival time) goes next to the JSON. A strategy this build cannot run fails
+with the reason (exit code 1) while the others still run.
+  --agents <n>       agents (default 8)
+  --lines <n>        player lines per agent (default 6)
+  --strategies <l>   comma-separated: fifo, batched, batched-no-spawn, node-llama-cpp (default: all;
+                     node-llama-cpp only when that package is installed)
+  --mean-gap-ms <n>  mean gap between two lines of the whole tavern (default 500, for 8 agents on the
+                     small model on 2 CPU threads; lower it on a GPU so that turns still overlap)
+  --seed <n>         schedule seed (default 1)
+  --max-tokens <n>   reply cap, greedy (default 32)
+  --context <n>      KV tokens per agent (default 2048)
+  --gpu-layers <n>   layers to offload (default: the engine's, every layer on a GPU build)
+
 The llama-bench floor column needs llama-bench: build it with
   LLAMA_DIALOG_BUILD_BENCH=1 node scripts/build-native.mjs llama-bench
 or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`,
@@ -78,24 +176,19 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
     order: { type: 'string' },
     'floor-samples': { type: 'string' },
     'summary-only': { type: 'boolean' },
+    agents: { type: 'string' },
+    lines: { type: 'string' },
+    strategies: { type: 'string' },
+    'mean-gap-ms': { type: 'string' },
+    seed: { type: 'string' },
+    'max-tokens': { type: 'string' },
+    context: { type: 'string' },
+    'gpu-layers': { type: 'string' },
   },
-  schema: z
-    .object({
-      model: z.string().min(1).optional(),
-      workload: z.enum(WORKLOAD_NAMES).default('default'),
-      turns: z.coerce.number().int().min(1).max(MAX_TURNS).optional(),
-      threads: z.coerce.number().int().min(1).max(512).default(2),
-      /** Absent: every baseline, node-llama-cpp only when it is installed (it is a devDependency). */
-      baselines: baselineList.optional(),
-      json: z.string().min(1).optional(),
-      chart: z.string().min(1).optional(),
-      // Sequential by default: see --order in the help text for why.
-      order: z.enum(['interleaved', 'sequential']).default('sequential'),
-      'floor-samples': z.coerce.number().int().min(0).max(1000).default(DEFAULT_FLOOR_SAMPLES),
-      'summary-only': z.boolean().default(false),
-    })
-    .strict(),
+  subcommands: [benchCompareCommand],
+  schema: benchSchema,
   async run(options, io) {
+    if (options.workload === 'tavern') return runTavern(options, io);
     const log = (line: string): void => io.stderr(`${line}\n`);
     const progress = { write: (text: string) => io.stderr(text), isTTY: io.stderrIsTty };
     const workload = buildWorkload(options.workload, { turns: options.turns, threads: options.threads });
@@ -153,6 +246,74 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
     return ExitCode.Ok;
   },
 });
+
+/** `bench --workload tavern`: builds the scene and schedule, runs the chosen strategies, prints and writes the report. */
+async function runTavern(options: BenchOptions, io: CliIo): Promise<ExitCodeValue> {
+  const log = (line: string): void => io.stderr(`${line}\n`);
+  const progress = { write: (text: string) => io.stderr(text), isTTY: io.stderrIsTty };
+  let modelPath: string;
+  let synthetic = false;
+  if (options.model) modelPath = resolve(options.model);
+  else {
+    modelPath = (await ensureDefaultModel({ progress, log })).path;
+    synthetic = true;
+  }
+  const tokenizer = await loadModel({ path: modelPath, vocabOnly: true });
+  let scene: TavernScene;
+  try {
+    scene = buildTavernScene({ tokenizer, agents: options.agents, linesPerAgent: options.lines });
+  } finally {
+    await tokenizer.dispose();
+  }
+  const settings = {
+    meanGapMs: options['mean-gap-ms'],
+    seed: options.seed,
+    contextSize: options.context,
+    maxTokens: options['max-tokens'],
+    threads: options.threads,
+  };
+  const schedule = tavernSchedule({ agents: options.agents, linesPerAgent: options.lines, meanGapMs: settings.meanGapMs, seed: settings.seed });
+  const addon = loadNativeAddon();
+  const gpuLayers = options['gpu-layers'];
+  const machine = describeBenchMachine({ systemInfo: addon.systemInfo(), backends: addon.listBackends(), gpuLayers });
+  const environment = await describeBenchEnvironment({ modelPath, workload: { threads: options.threads, contextSize: options.context }, synthetic });
+  const notes: string[] = [];
+  let names: readonly TavernStrategyName[] = options.strategies ?? TAVERN_STRATEGY_NAMES;
+  if (options.strategies === undefined && !(await NodeLlamaCppStrategy.isAvailable())) {
+    names = names.filter((name) => name !== 'node-llama-cpp');
+    notes.push('node-llama-cpp strategy skipped: the node-llama-cpp package is not installed (npm install --no-save node-llama-cpp@3.21.1)');
+  }
+  const common = { modelPath, contextSize: settings.contextSize, maxTokens: settings.maxTokens, threads: settings.threads, ...(gpuLayers === undefined ? {} : { gpuLayers }) };
+  const strategies: TavernStrategy[] = names.map((name) =>
+    name === 'node-llama-cpp' ? new TavernNodeLlamaCppStrategy({ ...common, gpu: machine.backend !== 'cpu' }) : new TavernAgentStrategy({ ...common, name }),
+  );
+  log(
+    `[bench] tavern: ${scene.agents.length} agents × ${options.lines} lines, lore ${scene.loreTokens} tokens, mean gap ${settings.meanGapMs} ms, ` +
+      `model ${modelPath}, ${settings.threads} threads, strategies: ${names.join(', ')}`,
+  );
+  const report = await runTavernBenchmark({
+    scene,
+    schedule,
+    strategies,
+    settings,
+    machine,
+    model: environment.model,
+    notes,
+    progress,
+    log,
+  });
+  io.stdout(renderTavernText(report));
+  const jsonPath = options.json ? resolve(options.json) : null;
+  // The chart goes next to the JSON unless a path is given.
+  const chartPath = resolve(options.chart ?? (jsonPath ? jsonPath.replace(/(\.json)?$/i, '.svg') : 'bench-results/bench-tavern.svg'));
+  writeOutput(chartPath, renderTavernChart(report));
+  if (jsonPath) {
+    writeOutput(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+    io.stdout(`JSON: ${jsonPath}\n`);
+  }
+  io.stdout(`Chart: ${chartPath}\n`);
+  return report.strategies.some((result) => result.status === 'failed') ? ExitCode.Failed : ExitCode.Ok;
+}
 
 function writeOutput(path: string, text: string): void {
   mkdirSync(dirname(path), { recursive: true });

@@ -54,6 +54,34 @@ describe('llama-dialog bench flags', () => {
   });
 });
 
+describe('llama-dialog bench --workload tavern flags', () => {
+  it('defaults to 8 agents × 6 lines, 32-token replies, every strategy', () => {
+    const options = parse(['--workload', 'tavern']);
+    expect(options).toMatchObject({ workload: 'tavern', agents: 8, lines: 6, 'max-tokens': 32, 'mean-gap-ms': 500, seed: 1, context: 2048 });
+    expect(options.strategies).toBeUndefined();
+  });
+
+  it('reads the tavern settings and a strategy list', () => {
+    expect(
+      parse(['--workload', 'tavern', '--agents', '2', '--lines', '2', '--max-tokens', '4', '--strategies', 'fifo, node-llama-cpp,fifo', '--gpu-layers', '99']),
+    ).toMatchObject({ agents: 2, lines: 2, 'max-tokens': 4, strategies: ['fifo', 'node-llama-cpp'], 'gpu-layers': 99 });
+  });
+
+  it('refuses unknown strategies and flags the chosen workload would ignore, naming the flag', () => {
+    for (const [args, flag] of [
+      [['--workload', 'tavern', '--strategies', 'llama-server'], '--strategies'],
+      [['--workload', 'tavern', '--turns', '10'], '--turns'],
+      [['--workload', 'tavern', '--baselines', 'naive'], '--baselines'],
+      [['--agents', '4'], '--agents'],
+      [['--workload', 'long', '--strategies', 'fifo'], '--strategies'],
+    ] as const) {
+      const error = parseError([...args]);
+      expect(isLlamaDialogError(error, 'InvalidArgument')).toBe(true);
+      expect((error as Error).message).toContain(flag);
+    }
+  });
+});
+
 describe('llama-dialog chat cache figures', () => {
   it('prints one line per model-calling node and the turn times', async () => {
     const { describeCacheFigures } = await import('../../../src/cli/commands/chat.js');

@@ -69,6 +69,31 @@ describe('renderLineChartSvg', () => {
   });
 });
 
+describe('renderLineChartSvg with x values', () => {
+  it('places points at their x (e.g. arrival seconds) on an axis from 0 to a round tick past the largest x', () => {
+    const svg = renderLineChartSvg({
+      title: 'ttft over time',
+      xLabel: 's',
+      panels: [
+        {
+          title: 'ttft',
+          yLabel: 'ms',
+          series: [
+            { name: 'fifo', x: [0, 5, 10], values: [100, 200, 100] },
+            { name: 'batched', x: [2.5, 7.5], values: [50, null] },
+          ],
+        },
+      ],
+    });
+    // Plot spans x 80..770 (960 − 190) for 0..10 s: 69 px per second.
+    const fifo = /data-series="fifo" d="([^"]+)"/.exec(svg)?.[1] ?? '';
+    expect([...fifo.matchAll(/[ML](-?[\d.]+) /g)].map((point) => Number(point[1]))).toEqual([80, 425, 770]);
+    const batched = /data-series="batched" d="([^"]+)"/.exec(svg)?.[1] ?? '';
+    expect(batched).toMatch(/^M252\.5 [\d.]+$/);
+    expect(svg).toContain('>10</text>');
+  });
+});
+
 describe('niceTicks', () => {
   it('covers the range with round steps', () => {
     expect(niceTicks(0, 580)).toEqual([0, 200, 400, 600]);

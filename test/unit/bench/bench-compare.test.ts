@@ -1,0 +1,124 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { renderBenchComparison } from '../../../src/bench/bench-compare.js';
+import { runCli } from '../../../src/cli/run.js';
+import { isLlamaDialogError } from '../../../src/errors.js';
+
+function tavernReport(device: string, fifoTtftP50: number, batched: boolean) {
+  const summary = (ttft: number) => ({
+    lines: 12,
+    ttftP50Ms: ttft,
+    ttftP95Ms: ttft * 2,
+    turnP50Ms: ttft + 100,
+    turnP95Ms: ttft + 300,
+    wallMs: 4000,
+    generatedTokens: 96,
+    tokensPerSecond: 24,
+    evaluatedTokens: 7000,
+    peakKvBytes: 64 * 2 ** 20,
+    peakKvBytesUsed: 16 * 2 ** 20,
+    peakRssBytes: 512 * 2 ** 20,
+    rssAtStartBytes: 400 * 2 ** 20,
+  });
+  return {
+    tool: 'llama-dialog bench',
+    kind: 'tavern',
+    schemaVersion: 1,
+    workload: { name: 'tavern', fingerprint: 'aaaabbbbccccdddd' },
+    machine: { backend: 'cuda', device, vramBytes: 80 * 2 ** 30, gpuLayers: 99, cpu: 'Xeon' },
+    strategies: [
+      { strategy: 'fifo', status: 'ok', summary: summary(fifoTtftP50) },
+      batched ? { strategy: 'batched', status: 'ok', summary: summary(fifoTtftP50 / 4) } : { strategy: 'batched', status: 'failed', summary: null },
+    ],
+  };
+}
+
+const conversationReport = {
+  tool: 'llama-dialog bench',
+  schemaVersion: 1,
+  workload: { name: 'default', fingerprint: '1af9a32b2229c2f7' },
+  environment: { backend: 'cpu', device: 'AMD EPYC', threads: 2 },
+  strategies: [{ strategy: 'ours', summary: { totalWallMs: 40450, medianTurnMs: 981, p95TurnMs: 1256, medianFirstTokenMs: 286, p95FirstTokenMs: 614, totalEvaluatedTokens: 4142, totalGeneratedTokens: 1280, evaluatedOverIdeal: 1 } }],
+};
+
+function cells(text: string, strategy: string, metric: string): string[] {
+  const row = text.split('\n').find((entry) => entry.startsWith(strategy) && entry.includes(` ${metric} `));
+  if (!row) throw new Error(`no row ${strategy} ${metric} in\n${text}`);
+  return row.slice(row.indexOf(metric) + metric.length).trim().split(/\s{2,}/);
+}
+
+describe('renderBenchComparison', () => {
+  it('prints one column per file headed by its machine, one row per strategy × metric, and the 2 ÷ 1 ratio', () => {
+    const text = renderBenchComparison([
+      { path: 'a100.json', json: tavernReport('NVIDIA A100', 200, false) },
+      { path: 'h200.json', json: tavernReport('NVIDIA H200', 100, true) },
+    ]);
+    const header = text.split('\n').find((entry) => entry.startsWith('strategy'));
+    expect(header?.split(/\s{2,}/)).toEqual(['strategy', 'metric', 'NVIDIA A100 (cuda)', 'NVIDIA H200 (cuda)', '2 ÷ 1']);
+    expect(text).toContain('[1] NVIDIA A100 (cuda): a100.json — NVIDIA A100 (cuda), VRAM 80.0 GiB, gpuLayers 99, CPU Xeon');
+    expect(text).toContain('no figures for batched (failed)');
+    expect(cells(text, 'fifo', 'ttft p50 ms')).toEqual(['200', '100', '0.50']);
+    expect(cells(text, 'fifo', 'ttft p95 ms')).toEqual(['400', '200', '0.50']);
+    expect(cells(text, 'fifo', 'peak KV')).toEqual(['64.0 MiB', '64.0 MiB', '1.00']);
+    expect(cells(text, 'fifo', 'peak KV used')).toEqual(['16.0 MiB', '16.0 MiB', '1.00']);
+    expect(cells(text, 'fifo', 'tokens/s')).toEqual(['24.0', '24.0', '1.00']);
+    expect(cells(text, 'batched', 'ttft p50 ms')).toEqual(['—', '25', '—']);
+    expect(text).not.toContain('different workloads');
+  });
+
+  it('reads conversation-workload reports too, and says when the files ran different work', () => {
+    const text = renderBenchComparison([
+      { path: 'run.json', json: conversationReport },
+      { path: 'tavern.json', json: tavernReport('NVIDIA H200', 100, true) },
+    ]);
+    expect(cells(text, 'ours', 'total s')).toEqual(['40.45', '—', '—']);
+    expect(cells(text, 'ours', 'turn median ms')).toEqual(['981', '—', '—']);
+    expect(cells(text, 'fifo', 'ttft p50 ms')).toEqual(['—', '100', '—']);
+    expect(text).toContain('different workloads');
+  });
+
+  it('tells columns of the same machine apart, and refuses a file that is not a bench report', () => {
+    const text = renderBenchComparison([
+      { path: 'a.json', json: tavernReport('NVIDIA H200', 100, true) },
+      { path: 'b.json', json: tavernReport('NVIDIA H200', 100, true) },
+      { path: 'c.json', json: tavernReport('NVIDIA H200', 100, true) },
+    ]);
+    expect(text.split('\n').find((entry) => entry.startsWith('strategy'))?.split(/\s{2,}/)).toEqual([
+      'strategy',
+      'metric',
+      'NVIDIA H200 (cuda)',
+      'NVIDIA H200 (cuda) #2',
+      'NVIDIA H200 (cuda) #3',
+    ]);
+    let caught: unknown;
+    try {
+      renderBenchComparison([
+        { path: 'a.json', json: conversationReport },
+        { path: 'notes.json', json: { hello: 'world' } },
+      ]);
+    } catch (error) {
+      caught = error;
+    }
+    expect(isLlamaDialogError(caught, 'InvalidArgument')).toBe(true);
+    expect((caught as Error).message).toContain('notes.json');
+  });
+});
+
+describe('llama-dialog bench compare', () => {
+  it('reads the files named after the subcommand and prints the comparison', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-compare-'));
+    writeFileSync(join(dir, 'a.json'), JSON.stringify(tavernReport('NVIDIA A100', 200, true)));
+    writeFileSync(join(dir, 'b.json'), JSON.stringify(tavernReport('NVIDIA H200', 100, true)));
+    let stdout = '';
+    let stderr = '';
+    const io = { stdout: (text: string) => (stdout += text), stderr: (text: string) => (stderr += text), stderrIsTty: false };
+    expect(await runCli(['bench', 'compare', join(dir, 'a.json'), join(dir, 'b.json')], io)).toBe(0);
+    expect(stderr).toBe('');
+    expect(cells(stdout, 'batched', 'ttft p50 ms')).toEqual(['50', '25', '0.50']);
+    stdout = '';
+    expect(await runCli(['bench', 'compare', join(dir, 'a.json')], io)).toBe(2);
+    expect(stderr).toContain('at least two');
+  });
+});
