@@ -1,0 +1,297 @@
+import { LlamaDialogError } from '../errors.js';
+import type { SharedInferenceContext } from '../engine/types.js';
+
+/** A saved KV state in RAM: the engine's bytes and the tokens they hold (what `loadState` needs back). */
+export interface KvSnapshot {
+  bytes: Uint8Array;
+  tokens: Int32Array;
+}
+
+/** What the pool needs of one node cache (node-cache.ts implements it). */
+export interface KvPoolMember {
+  /** KV bytes its engine object holds now (0 without one), read from the engine. */
+  readonly kvBytes: number;
+  /** True when it is a sequence of the model's shared context (its cells are counted by the shared context). */
+  readonly inSharedContext: boolean;
+  /** True while it holds an engine object (an own context or a sequence id). */
+  readonly holdsKv: boolean;
+  /** No operation of its own is queued or running: it may be evicted. */
+  readonly idle: boolean;
+  /** Pool tick of its last use; smaller = less recently used. */
+  readonly lastUsed: number;
+  /**
+   * Saves its KV state with `store` (when it holds any tokens) and frees its engine object. Must mark the member
+   * busy synchronously (so it is never picked twice) and never reject.
+   */
+  evict(store: (snapshot: KvSnapshot) => void): Promise<void>;
+}
+
+export interface KvSnapshotPoolOptions {
+  /** Model name, for messages. */
+  model: string;
+  /** Bytes of live KV memory allowed on this model; undefined = unlimited (nothing is ever evicted for bytes). */
+  kvMemoryBudget?: number;
+  /** Bytes of snapshots kept in RAM; beyond it the oldest are dropped. Default 4 × kvMemoryBudget, else unlimited. */
+  snapshotMemoryBudget?: number;
+  /** Sequence ids of the shared context (for `contexts: 'shared'`); undefined = no limit on handles. */
+  sequenceSlots?: number;
+  /** The model's shared context once it exists: its cells are the live KV of every sequence. */
+  sharedContext?: () => SharedInferenceContext | undefined;
+}
+
+/** What a benchmark reads: live and snapshot bytes now and at peak, from the engine objects. */
+export interface KvPoolStats {
+  kvMemoryBudget: number | null;
+  snapshotMemoryBudget: number | null;
+  /** Live KV bytes now: own contexts' `kvBytes` plus the shared context's `cellsUsed() × kvBytesPerCell`. */
+  liveKvBytes: number;
+  /** Highest live KV bytes seen at any pool event (admission, end of a job, eviction). */
+  peakLiveKvBytes: number;
+  snapshotBytes: number;
+  peakSnapshotBytes: number;
+  snapshots: number;
+  evictions: number;
+  restores: number;
+  snapshotsDropped: number;
+}
+
+/** Multiple of kvMemoryBudget that snapshots may take in RAM by default: RAM is usually several times the KV budget. */
+export const DEFAULT_SNAPSHOT_BUDGET_FACTOR = 4;
+
+/** A running job's claim: ends when the job does. */
+export interface KvAdmission {
+  end(): void;
+}
+
+/**
+ * The KV memory of one loaded model (SPEC §2.4 "KV snapshot pool"). Rules:
+ * - Live KV is always read from the engine objects (own contexts' `kvBytes`; the shared context's
+ *   `cellsUsed() × kvBytesPerCell`), never from this pool's own arithmetic. A job about to run claims its peak
+ *   (`admit`): what its engine object will hold at most (an own context: contextSize × bytes per cell; a sequence:
+ *   prompt + maxTokens cells); the part not yet allocated counts as committed until the job ends.
+ * - Live + committed never exceeds `kvMemoryBudget`. When a claim would, the least recently used IDLE members (no
+ *   operation queued or running; never the claimant) are saved to RAM (`saveState`) and freed, until it fits; a
+ *   claim waits for those frees before it allocates. If it cannot fit even with every idle member evicted, it fails
+ *   with InsufficientMemory naming the numbers, and nothing is evicted. With `sequenceSlots`, a member that needs a
+ *   new sequence id evicts the least recently used idle sequence the same way when every id is taken.
+ * - A member's snapshot is restored (`loadState`) on its next use; prefix reuse then decodes only the new suffix.
+ * - Snapshots live under `snapshotMemoryBudget`; beyond it the oldest are dropped (that member re-reads its prompt
+ *   once). `drop` (releaseCache, agent destroyed) forgets a member's snapshot.
+ */
+export class KvSnapshotPool {
+  readonly kvMemoryBudget: number | undefined;
+  readonly snapshotMemoryBudget: number | undefined;
+  private readonly members = new Set<KvPoolMember>();
+  private readonly claims = new Map<KvPoolMember, { peakBytes: number; slot: boolean }>();
+  private readonly evicting = new Map<KvPoolMember, Promise<void>>();
+  /** Insertion order = age: the first entry is the oldest. */
+  private readonly snapshots = new Map<KvPoolMember, KvSnapshot>();
+  private snapshotTotal = 0;
+  private clock = 0;
+  private peakLive = 0;
+  private peakSnapshots = 0;
+  private evictions = 0;
+  private restores = 0;
+  private dropped = 0;
+
+  constructor(private readonly options: KvSnapshotPoolOptions) {
+    this.kvMemoryBudget = options.kvMemoryBudget;
+    this.snapshotMemoryBudget =
+      options.snapshotMemoryBudget ??
+      (options.kvMemoryBudget === undefined ? undefined : options.kvMemoryBudget * DEFAULT_SNAPSHOT_BUDGET_FACTOR);
+  }
+
+  add(member: KvPoolMember): void {
+    this.members.add(member);
+  }
+
+  /** Forgets a member (disposed) and its snapshot. */
+  remove(member: KvPoolMember): void {
+    this.members.delete(member);
+    this.claims.delete(member);
+    this.drop(member);
+  }
+
+  /** Every member, for shared-prefix spawn (which looks for a live sequence to copy). */
+  all(): Iterable<KvPoolMember> {
+    return this.members.values();
+  }
+
+  /** A new, larger tick for least-recently-used order. */
+  tick(): number {
+    this.clock += 1;
+    return this.clock;
+  }
+
+  /** Live KV bytes now, read from the engine objects. */
+  liveKvBytes(): number {
+    let live = 0;
+    for (const member of this.members) if (!member.inSharedContext) live += member.kvBytes;
+    const shared = this.options.sharedContext?.();
+    if (shared) live += shared.cellsUsed() * shared.kvBytesPerCell;
+    return live;
+  }
+
+  /**
+   * Claims room for `member`'s next job: `peakBytes` of KV at most, and a sequence id when `slot`. Evicts idle members
+   * as the rules say and resolves once the room is there; the claim holds until `end()`.
+   * @throws LlamaDialogError InsufficientMemory when the claim cannot fit even with every idle member evicted.
+   */
+  async admit(member: KvPoolMember, request: { peakBytes: number; slot: boolean }): Promise<KvAdmission> {
+    this.claims.delete(member);
+    for (;;) {
+      const need = Math.max(0, request.peakBytes - member.kvBytes);
+      const committed = this.committedBytes();
+      const inFlight = [...this.evicting.keys()];
+      const fits = (freed: readonly KvPoolMember[]): boolean => this.fits(need, request.slot, committed, freed);
+      if (fits([])) {
+        this.claims.set(member, request);
+        this.samplePeaks();
+        let ended = false;
+        return {
+          end: () => {
+            if (ended) return;
+            ended = true;
+            if (this.claims.get(member) === request) this.claims.delete(member);
+            this.samplePeaks();
+          },
+        };
+      }
+      if (!fits(inFlight)) {
+        const candidates = [...this.members]
+          .filter((other) => other !== member && other.idle && other.holdsKv && !this.evicting.has(other))
+          .sort((a, b) => a.lastUsed - b.lastUsed);
+        const victims: KvPoolMember[] = [];
+        for (const candidate of candidates) {
+          if (fits([...inFlight, ...victims])) break;
+          victims.push(candidate);
+        }
+        if (!fits([...inFlight, ...victims])) {
+          if (inFlight.length === 0) throw this.insufficient(member, request, need, committed);
+        } else {
+          for (const victim of victims) this.startEviction(victim);
+        }
+      }
+      // Wait for the frees (ours or another claim's) and measure again: a freed sequence may release fewer cells
+      // than it held when other sequences share them.
+      await Promise.all(this.evicting.values());
+    }
+  }
+
+  /** The member's snapshot, if it has one (left in the pool). */
+  peek(member: KvPoolMember): KvSnapshot | undefined {
+    return this.snapshots.get(member);
+  }
+
+  /** Takes the member's snapshot out of the pool to restore it. */
+  take(member: KvPoolMember): KvSnapshot | undefined {
+    const snapshot = this.snapshots.get(member);
+    if (!snapshot) return undefined;
+    this.snapshots.delete(member);
+    this.snapshotTotal -= snapshot.bytes.byteLength;
+    this.restores += 1;
+    return snapshot;
+  }
+
+  /** Forgets the member's snapshot (releaseCache, agent destroyed). */
+  drop(member: KvPoolMember): void {
+    const snapshot = this.snapshots.get(member);
+    if (!snapshot) return;
+    this.snapshots.delete(member);
+    this.snapshotTotal -= snapshot.bytes.byteLength;
+  }
+
+  stats(): KvPoolStats {
+    this.samplePeaks();
+    return {
+      kvMemoryBudget: this.kvMemoryBudget ?? null,
+      snapshotMemoryBudget: this.snapshotMemoryBudget ?? null,
+      liveKvBytes: this.liveKvBytes(),
+      peakLiveKvBytes: this.peakLive,
+      snapshotBytes: this.snapshotTotal,
+      peakSnapshotBytes: this.peakSnapshots,
+      snapshots: this.snapshots.size,
+      evictions: this.evictions,
+      restores: this.restores,
+      snapshotsDropped: this.dropped,
+    };
+  }
+
+  /** Live bytes plus what running claims may still allocate. */
+  private committedBytes(): number {
+    let committed = this.liveKvBytes();
+    for (const [member, claim] of this.claims) committed += Math.max(0, claim.peakBytes - member.kvBytes);
+    return committed;
+  }
+
+  private fits(need: number, slot: boolean, committed: number, freed: readonly KvPoolMember[]): boolean {
+    const budget = this.kvMemoryBudget;
+    if (budget !== undefined) {
+      const freedBytes = freed.reduce((sum, member) => sum + member.kvBytes, 0);
+      if (committed - freedBytes + need > budget) return false;
+    }
+    const slots = this.options.sequenceSlots;
+    if (slot && slots !== undefined) {
+      let taken = 0;
+      for (const member of this.members) if (member.inSharedContext && member.holdsKv) taken += 1;
+      for (const [member, claim] of this.claims) if (claim.slot && !member.holdsKv) taken += 1;
+      const freedSlots = freed.filter((member) => member.inSharedContext && member.holdsKv).length;
+      if (taken - freedSlots >= slots) return false;
+    }
+    return true;
+  }
+
+  private startEviction(victim: KvPoolMember): void {
+    this.evictions += 1;
+    const eviction = victim
+      .evict((snapshot) => this.store(victim, snapshot))
+      .finally(() => {
+        this.evicting.delete(victim);
+        this.samplePeaks();
+      });
+    this.evicting.set(victim, eviction);
+  }
+
+  private store(member: KvPoolMember, snapshot: KvSnapshot): void {
+    this.drop(member);
+    this.snapshots.set(member, snapshot);
+    this.snapshotTotal += snapshot.bytes.byteLength;
+    this.samplePeaks();
+    const cap = this.snapshotMemoryBudget;
+    if (cap === undefined) return;
+    for (const [oldest, saved] of this.snapshots) {
+      if (this.snapshotTotal <= cap) break;
+      this.snapshots.delete(oldest);
+      this.snapshotTotal -= saved.bytes.byteLength;
+      this.dropped += 1;
+    }
+  }
+
+  private samplePeaks(): void {
+    this.peakLive = Math.max(this.peakLive, this.liveKvBytes());
+    this.peakSnapshots = Math.max(this.peakSnapshots, this.snapshotTotal);
+  }
+
+  private insufficient(
+    member: KvPoolMember,
+    request: { peakBytes: number; slot: boolean },
+    need: number,
+    committed: number,
+  ): LlamaDialogError {
+    const busy = [...this.members].filter((other) => other !== member && !other.idle).length;
+    const budget = this.kvMemoryBudget;
+    if (budget !== undefined && need > 0 && committed + need > budget) {
+      return new LlamaDialogError(
+        'InsufficientMemory',
+        `model ${this.options.model}: this request needs ${need} more bytes of KV memory (${request.peakBytes} at its peak) ` +
+          `but ${committed} of the kvMemoryBudget of ${budget} bytes are live or claimed and cannot be freed ` +
+          `(${busy} other cache(s) busy, every idle one considered); raise kvMemoryBudget or lower contextSize / maxTokens`,
+      );
+    }
+    return new LlamaDialogError(
+      'InsufficientMemory',
+      `model ${this.options.model}: every one of the ${this.options.sequenceSlots ?? 0} sequences of the shared context ` +
+        `is held by a busy cache (${busy} busy); raise sequences in the model's catalog entry`,
+    );
+  }
+}
