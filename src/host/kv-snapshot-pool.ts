@@ -252,19 +252,26 @@ export class KvSnapshotPool {
     this.evicting.set(victim, eviction);
   }
 
+  /** Keeps the snapshot under the cap: the oldest go first; one larger than the whole cap is not kept at all. */
   private store(member: KvPoolMember, snapshot: KvSnapshot): void {
     this.drop(member);
-    this.snapshots.set(member, snapshot);
-    this.snapshotTotal += snapshot.bytes.byteLength;
-    this.samplePeaks();
+    const size = snapshot.bytes.byteLength;
     const cap = this.snapshotMemoryBudget;
-    if (cap === undefined) return;
-    for (const [oldest, saved] of this.snapshots) {
-      if (this.snapshotTotal <= cap) break;
-      this.snapshots.delete(oldest);
-      this.snapshotTotal -= saved.bytes.byteLength;
-      this.dropped += 1;
+    if (cap !== undefined) {
+      if (size > cap) {
+        this.dropped += 1;
+        return;
+      }
+      for (const [oldest, saved] of this.snapshots) {
+        if (this.snapshotTotal + size <= cap) break;
+        this.snapshots.delete(oldest);
+        this.snapshotTotal -= saved.bytes.byteLength;
+        this.dropped += 1;
+      }
     }
+    this.snapshots.set(member, snapshot);
+    this.snapshotTotal += size;
+    this.samplePeaks();
   }
 
   private samplePeaks(): void {
