@@ -76,7 +76,8 @@ export interface KvAdmission {
  *   new sequence id evicts the least recently used idle sequence the same way when every id is taken.
  * - A member's snapshot is restored (`loadState`) on its next use; prefix reuse then decodes only the new suffix.
  * - Snapshots live under `snapshotMemoryBudget`; beyond it the oldest are dropped (that member re-reads its prompt
- *   once). `drop` (releaseCache, agent destroyed) forgets a member's snapshot.
+ *   once), never the snapshot of a member that is claiming memory to restore it. `drop` (releaseCache, agent
+ *   destroyed) forgets a member's snapshot.
  */
 export class KvSnapshotPool {
   readonly kvMemoryBudget: number | undefined;
@@ -84,6 +85,8 @@ export class KvSnapshotPool {
   private readonly members = new Set<KvPoolMember>();
   private readonly claims = new Map<KvPoolMember, { peakBytes: number; slot: boolean }>();
   private readonly evicting = new Map<KvPoolMember, Promise<void>>();
+  /** Members between the start of a claim and the restore of their snapshot: their snapshot is about to be used. */
+  private readonly claimants = new Set<KvPoolMember>();
   /** Insertion order = age: the first entry is the oldest. */
   private readonly snapshots = new Map<KvPoolMember, KvSnapshot>();
   private snapshotTotal = 0;
@@ -139,6 +142,16 @@ export class KvSnapshotPool {
    */
   async admit(member: KvPoolMember, request: { peakBytes: number; slot: boolean }): Promise<KvAdmission> {
     this.claims.delete(member);
+    this.claimants.add(member);
+    try {
+      return await this.claim(member, request);
+    } catch (error) {
+      this.claimants.delete(member);
+      throw error;
+    }
+  }
+
+  private async claim(member: KvPoolMember, request: { peakBytes: number; slot: boolean }): Promise<KvAdmission> {
     for (;;) {
       const need = Math.max(0, request.peakBytes - member.kvBytes);
       const committed = this.committedBytes();
@@ -152,6 +165,7 @@ export class KvSnapshotPool {
           end: () => {
             if (ended) return;
             ended = true;
+            this.claimants.delete(member);
             if (this.claims.get(member) === request) this.claims.delete(member);
             this.samplePeaks();
           },
@@ -185,6 +199,7 @@ export class KvSnapshotPool {
 
   /** Takes the member's snapshot out of the pool to restore it. */
   take(member: KvPoolMember): KvSnapshot | undefined {
+    this.claimants.delete(member);
     const snapshot = this.snapshots.get(member);
     if (!snapshot) return undefined;
     this.snapshots.delete(member);
@@ -252,18 +267,24 @@ export class KvSnapshotPool {
     this.evicting.set(victim, eviction);
   }
 
-  /** Keeps the snapshot under the cap: the oldest go first; one larger than the whole cap is not kept at all. */
+  /**
+   * Keeps the snapshot under the cap: the oldest go first, except one whose owner is claiming memory to restore it
+   * (dropping it would waste the eviction that makes room for it); a snapshot that cannot fit is not kept at all.
+   */
   private store(member: KvPoolMember, snapshot: KvSnapshot): void {
     this.drop(member);
     const size = snapshot.bytes.byteLength;
     const cap = this.snapshotMemoryBudget;
     if (cap !== undefined) {
-      if (size > cap) {
+      let droppable = 0;
+      for (const [owner, saved] of this.snapshots) if (!this.claimants.has(owner)) droppable += saved.bytes.byteLength;
+      if (this.snapshotTotal - droppable + size > cap) {
         this.dropped += 1;
         return;
       }
       for (const [oldest, saved] of this.snapshots) {
         if (this.snapshotTotal + size <= cap) break;
+        if (this.claimants.has(oldest)) continue;
         this.snapshots.delete(oldest);
         this.snapshotTotal -= saved.bytes.byteLength;
         this.dropped += 1;
