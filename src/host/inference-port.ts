@@ -87,7 +87,7 @@ class ScheduledInferencePort implements HostedInferencePort {
     const signal = this.signal;
     return this.cache.lease.scheduler.run(async () => {
       if (signal?.aborted) throw new LlamaDialogError('Aborted', 'turn cancelled');
-      if (this.timeoutMs <= 0) return this.cache.use(work, (context) => job(context, signal));
+      if (this.timeoutMs <= 0) return this.cache.use(signal ? { ...work, signal } : work, (context) => job(context, signal));
       return this.withTimeout(work, job, signal);
     }, signal);
   }
@@ -112,7 +112,7 @@ class ScheduledInferencePort implements HostedInferencePort {
         resolve('expired');
       }, this.timeoutMs);
     });
-    const running = this.cache.use(work, (context) => job(context, controller.signal));
+    const running = this.cache.use({ ...work, signal: controller.signal }, (context) => job(context, controller.signal));
     // Once expired nobody awaits the work: its late failure (an abort error) must not surface as unhandled.
     running.catch(() => undefined);
     try {

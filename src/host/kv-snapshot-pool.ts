@@ -71,8 +71,10 @@ export interface KvAdmission {
  *   prompt + maxTokens cells); the part not yet allocated counts as committed until the job ends.
  * - Live + committed never exceeds `kvMemoryBudget`. When a claim would, the least recently used IDLE members (no
  *   operation queued or running; never the claimant) are saved to RAM (`saveState`) and freed, until it fits; a
- *   claim waits for those frees before it allocates. If it cannot fit even with every idle member evicted, it fails
- *   with InsufficientMemory naming the numbers, and nothing is evicted. With `sequenceSlots`, a member that needs a
+ *   claim waits for those frees before it allocates. When it cannot fit even with every idle member evicted, it waits
+ *   for a busy member to go idle (`batched`: the room a running job holds then becomes evictable) as long as one is
+ *   busy with something other than waiting here and the claim would fit in the whole budget; otherwise it fails with
+ *   InsufficientMemory naming the numbers, and nothing is evicted. Members told idle by `noteIdle()`. With `sequenceSlots`, a member that needs a
  *   new sequence id evicts the least recently used idle sequence the same way when every id is taken.
  * - A member's snapshot is restored (`loadState`) on its next use; prefix reuse then decodes only the new suffix.
  * - Snapshots live under `snapshotMemoryBudget`; beyond it the oldest are dropped (that member re-reads its prompt
@@ -87,6 +89,10 @@ export class KvSnapshotPool {
   private readonly evicting = new Map<KvPoolMember, Promise<void>>();
   /** Members between the start of a claim and the restore of their snapshot: their snapshot is about to be used. */
   private readonly claimants = new Set<KvPoolMember>();
+  /** Wake-ups of claims waiting for another member to go idle (its room may then be evicted or reused). */
+  private readonly claimWaiters: (() => void)[] = [];
+  /** Members whose claim waits for another member to go idle. */
+  private readonly waiting = new Set<KvPoolMember>();
   /** Insertion order = age: the first entry is the oldest. */
   private readonly snapshots = new Map<KvPoolMember, KvSnapshot>();
   private snapshotTotal = 0;
@@ -138,20 +144,21 @@ export class KvSnapshotPool {
   /**
    * Claims room for `member`'s next job: `peakBytes` of KV at most, and a sequence id when `slot`. Evicts idle members
    * as the rules say and resolves once the room is there; the claim holds until `end()`.
-   * @throws LlamaDialogError InsufficientMemory when the claim cannot fit even with every idle member evicted.
+   * @throws LlamaDialogError InsufficientMemory when the claim cannot fit even with every idle member evicted and no
+   *   running job could give room back; Aborted when `signal` aborts while it waits.
    */
-  async admit(member: KvPoolMember, request: { peakBytes: number; slot: boolean }): Promise<KvAdmission> {
+  async admit(member: KvPoolMember, request: { peakBytes: number; slot: boolean }, signal?: AbortSignal): Promise<KvAdmission> {
     this.claims.delete(member);
     this.claimants.add(member);
     try {
-      return await this.claim(member, request);
+      return await this.claim(member, request, signal);
     } catch (error) {
       this.claimants.delete(member);
       throw error;
     }
   }
 
-  private async claim(member: KvPoolMember, request: { peakBytes: number; slot: boolean }): Promise<KvAdmission> {
+  private async claim(member: KvPoolMember, request: { peakBytes: number; slot: boolean }, signal: AbortSignal | undefined): Promise<KvAdmission> {
     for (;;) {
       const need = Math.max(0, request.peakBytes - member.kvBytes);
       const committed = this.committedBytes();
@@ -168,6 +175,7 @@ export class KvSnapshotPool {
             this.claimants.delete(member);
             if (this.claims.get(member) === request) this.claims.delete(member);
             this.samplePeaks();
+            this.noteIdle();
           },
         };
       }
@@ -181,7 +189,20 @@ export class KvSnapshotPool {
           victims.push(candidate);
         }
         if (!fits([...inFlight, ...victims])) {
-          if (inFlight.length === 0) throw this.insufficient(member, request, need, committed);
+          if (inFlight.length === 0) {
+            // Room held by running jobs comes back when they end (they never wait on the pool, so this cannot
+            // deadlock); a claim that could not fit even in an empty pool fails now.
+            if (!this.couldEverFit(need, request.slot) || !this.busyElsewhere(member)) {
+              throw this.insufficient(member, request, need, committed);
+            }
+            this.waiting.add(member);
+            try {
+              await this.nextIdle(signal);
+            } finally {
+              this.waiting.delete(member);
+            }
+            continue;
+          }
         } else {
           for (const victim of victims) this.startEviction(victim);
         }
@@ -230,6 +251,48 @@ export class KvSnapshotPool {
       restores: this.restores,
       snapshotsDropped: this.dropped,
     };
+  }
+
+  /** A member's queue ran empty (its job ended): claims waiting for room look again. */
+  noteIdle(): void {
+    const waiting = this.claimWaiters.splice(0);
+    for (const wake of waiting) wake();
+  }
+
+  /**
+   * True when another member is busy with something that ends without waiting on this pool (a job, an eviction, a
+   * release, a prefix copy): its room may come back. Members whose own claim waits do not count, so waiting claims
+   * never wait on each other.
+   */
+  private busyElsewhere(member: KvPoolMember): boolean {
+    for (const other of this.members) if (other !== member && !other.idle && !this.waiting.has(other)) return true;
+    return false;
+  }
+
+  /** True when the claim fits in the pool with every other member gone. */
+  private couldEverFit(need: number, slot: boolean): boolean {
+    if (this.kvMemoryBudget !== undefined && need > this.kvMemoryBudget) return false;
+    return !slot || this.options.sequenceSlots === undefined || this.options.sequenceSlots >= 1;
+  }
+
+  private nextIdle(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(new LlamaDialogError('Aborted', 'cancelled while waiting for KV memory'));
+        return;
+      }
+      const onAbort = (): void => {
+        const index = this.claimWaiters.indexOf(wake);
+        if (index >= 0) this.claimWaiters.splice(index, 1);
+        reject(new LlamaDialogError('Aborted', 'cancelled while waiting for KV memory'));
+      };
+      const wake = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.claimWaiters.push(wake);
+    });
   }
 
   /** Live bytes plus what running claims may still allocate. */

@@ -18,6 +18,8 @@ export interface NodeCacheOwner {
 export interface CacheWork {
   prompt?: Int32Array;
   maxTokens?: number;
+  /** Cancels a wait for KV memory. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -98,7 +100,7 @@ export class NodeCache implements KvPoolMember {
       const admission = await pool.admit(this, {
         peakBytes: this.peakBytes(work, snapshot),
         slot: this.inSharedContext && !this.handle,
-      });
+      }, work.signal);
       try {
         this.used = pool.tick();
         const context = this.handle ?? (await this.create());
@@ -179,6 +181,7 @@ export class NodeCache implements KvPoolMember {
     );
     return result.finally(() => {
       this.queued -= 1;
+      if (this.queued === 0) this.lease.pool.noteIdle();
     });
   }
 

@@ -31,6 +31,7 @@ class Member implements KvPoolMember {
     store({ bytes: new Uint8Array(this.snapshotBytes), tokens: Int32Array.of(1, 2, 3) });
     this.allocated = false;
     this.busyCount -= 1;
+    this.pool.noteIdle();
   }
   /** One job: claim, allocate, (wait), end. */
   async run(pool: KvSnapshotPool, hold?: Promise<void>): Promise<void> {
@@ -43,6 +44,7 @@ class Member implements KvPoolMember {
       admission.end();
     } finally {
       this.busyCount -= 1;
+      pool.noteIdle();
     }
   }
 }
@@ -69,7 +71,7 @@ describe('KvSnapshotPool', () => {
     expect(pool.stats()).toMatchObject({ restores: 1, snapshots: 1, peakSnapshotBytes: 20 });
   });
 
-  it('never evicts a busy member; fails with InsufficientMemory naming the numbers when the claim cannot fit', async () => {
+  it('never evicts a busy member: a claim waits for a running job to end, then evicts it', async () => {
     const pool = new KvSnapshotPool({ model: 'npc-model', kvMemoryBudget: 100 });
     const a = new Member('a', pool, 60);
     const b = new Member('b', pool, 60);
@@ -77,27 +79,61 @@ describe('KvSnapshotPool', () => {
     const running = a.run(pool, gate.promise);
     await new Promise((resolve) => setImmediate(resolve));
     expect(a.allocated).toBe(true);
-    const refused = b.run(pool);
-    await expect(refused).rejects.toMatchObject({ errorName: 'InsufficientMemory' });
-    await expect(refused).rejects.toThrow(/needs 60 more bytes .*kvMemoryBudget of 100 bytes/);
-    expect(a.allocated).toBe(true);
+    const waiting = b.run(pool);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([a.allocated, b.allocated]).toEqual([true, false]);
     expect(pool.stats().evictions).toBe(0);
     gate.resolve();
     await running;
-    await b.run(pool);
+    await waiting;
     expect([a.allocated, b.allocated]).toEqual([false, true]);
-    await expect(new Member('huge', pool, 101).run(pool)).rejects.toMatchObject({ errorName: 'InsufficientMemory' });
-    // Nothing was evicted for a claim that could never fit.
-    expect(b.allocated).toBe(true);
+    expect(pool.stats()).toMatchObject({ evictions: 1, peakLiveKvBytes: 60 });
+  });
+
+  it('fails with InsufficientMemory naming the numbers when the claim cannot fit, evicting nothing for it', async () => {
+    const pool = new KvSnapshotPool({ model: 'npc-model', kvMemoryBudget: 100 });
+    const a = new Member('a', pool, 60);
+    await a.run(pool);
+    const huge = new Member('huge', pool, 101).run(pool);
+    await expect(huge).rejects.toMatchObject({ errorName: 'InsufficientMemory' });
+    await expect(huge).rejects.toThrow(/needs 101 more bytes .*kvMemoryBudget of 100 bytes/);
+    expect(a.allocated).toBe(true);
+    expect(pool.stats().evictions).toBe(0);
+  });
+
+  it('a waiting claim gives up with Aborted when its signal aborts', async () => {
+    const pool = new KvSnapshotPool({ model: 'm', kvMemoryBudget: 100 });
+    const a = new Member('a', pool, 60);
+    const b = new Member('b', pool, 60);
+    const gate = deferred();
+    const running = a.run(pool, gate.promise);
+    await new Promise((resolve) => setImmediate(resolve));
+    const controller = new AbortController();
+    const waiting = pool.admit(b, { peakBytes: 60, slot: false }, controller.signal);
+    controller.abort();
+    await expect(waiting).rejects.toMatchObject({ errorName: 'Aborted' });
+    gate.resolve();
+    await running;
+    expect(pool.stats().evictions).toBe(0);
   });
 
   it('counts claims of running jobs before they allocate, so concurrent claims cannot overshoot together', async () => {
     const pool = new KvSnapshotPool({ model: 'm', kvMemoryBudget: 100 });
     const a = new Member('a', pool, 60);
     const b = new Member('b', pool, 60);
+    let maxLive = 0;
+    const hold = deferred();
     // Both claim in the same tick: the second sees the first's claim although nothing is allocated yet.
-    const results = await Promise.allSettled([a.run(pool, Promise.resolve()), b.run(pool)]);
-    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+    const both = Promise.all([a.run(pool, hold.promise), b.run(pool)]);
+    for (let i = 0; i < 5; i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      maxLive = Math.max(maxLive, pool.liveKvBytes());
+    }
+    expect([a.allocated, b.allocated]).toEqual([true, false]);
+    hold.resolve();
+    await both;
+    expect(maxLive).toBe(60);
+    expect(pool.stats().peakLiveKvBytes).toBe(60);
   });
 
   it('without a budget never evicts; the snapshot cap defaults to 4 × kvMemoryBudget', async () => {
