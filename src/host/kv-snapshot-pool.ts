@@ -69,7 +69,8 @@ export interface KvAdmission {
  *   `cellsUsed() × kvBytesPerCell`), never from this pool's own arithmetic. A job about to run claims its peak
  *   (`admit`): what its engine object will hold at most (an own context: contextSize × bytes per cell; a sequence:
  *   prompt + maxTokens cells); the part not yet allocated counts as committed until the job ends.
- * - Live + committed never exceeds `kvMemoryBudget`. When a claim would, the least recently used IDLE members (no
+ * - Live + committed never exceeds `kvMemoryBudget` (nor, in the shared form, the shared context's cells × bytes
+ *   per cell). When a claim would, the least recently used IDLE members (no
  *   operation queued or running; never the claimant) are saved to RAM (`saveState`) and freed, until it fits; a
  *   claim waits for those frees before it allocates. When it cannot fit even with every idle member evicted, it waits
  *   for a busy member to go idle (`batched`: the room a running job holds then becomes evictable) as long as one is
@@ -271,7 +272,8 @@ export class KvSnapshotPool {
 
   /** True when the claim fits in the pool with every other member gone. */
   private couldEverFit(need: number, slot: boolean): boolean {
-    if (this.kvMemoryBudget !== undefined && need > this.kvMemoryBudget) return false;
+    const cap = this.byteCap();
+    if (cap !== undefined && need > cap) return false;
     return !slot || this.options.sequenceSlots === undefined || this.options.sequenceSlots >= 1;
   }
 
@@ -302,8 +304,19 @@ export class KvSnapshotPool {
     return committed;
   }
 
+  /**
+   * Bytes live KV may reach: the budget, and for the shared form also the shared context's own cells (they cannot
+   * hold more, so idle sequences are evicted rather than letting a decode find no free cell).
+   */
+  private byteCap(): number | undefined {
+    const shared = this.options.sharedContext?.();
+    const cells = shared ? shared.contextSize * shared.kvBytesPerCell : undefined;
+    if (cells === undefined) return this.kvMemoryBudget;
+    return this.kvMemoryBudget === undefined ? cells : Math.min(this.kvMemoryBudget, cells);
+  }
+
   private fits(need: number, slot: boolean, committed: number, freed: readonly KvPoolMember[]): boolean {
-    const budget = this.kvMemoryBudget;
+    const budget = this.byteCap();
     if (budget !== undefined) {
       const freedBytes = freed.reduce((sum, member) => sum + member.kvBytes, 0);
       if (committed - freedBytes + need > budget) return false;
@@ -370,12 +383,12 @@ export class KvSnapshotPool {
     committed: number,
   ): LlamaDialogError {
     const busy = [...this.members].filter((other) => other !== member && !other.idle).length;
-    const budget = this.kvMemoryBudget;
+    const budget = this.byteCap();
     if (budget !== undefined && need > 0 && committed + need > budget) {
       return new LlamaDialogError(
         'InsufficientMemory',
         `model ${this.options.model}: this request needs ${need} more bytes of KV memory (${request.peakBytes} at its peak) ` +
-          `but ${committed} of the kvMemoryBudget of ${budget} bytes are live or claimed and cannot be freed ` +
+          `but ${committed} of ${budget === this.kvMemoryBudget ? `the kvMemoryBudget of ${budget} bytes` : `the ${budget} bytes of the shared context's cells`} are live or claimed and cannot be freed ` +
           `(${busy} other cache(s) busy, every idle one considered); raise kvMemoryBudget or lower contextSize / maxTokens`,
       );
     }

@@ -183,6 +183,24 @@ describe("contexts: 'shared'", () => {
     expect(limited.stats.sharedContext).toMatchObject({ contextSize: budget / 32 });
   });
 
+  it('without a budget, the shared context\'s own cells are the cap: idle sequences are evicted before the cells run out', async () => {
+    const { session, models } = sharedHarness({ sharedContextSize: 300 });
+    const agents: Agent[] = [];
+    for (const name of ['Ada', 'Bo', 'Cy', 'Di']) agents.push(await session.createAgent({ graph: graph(`You are ${name}.`, 256), defaultModel: 'm1', enableDiagnostics: true }));
+    const model = models.get('m1')!;
+    model.reply = promptHash;
+    let maxCells = 0;
+    model.onKvGrowth = () => {
+      maxCells = Math.max(maxCells, model.sharedContexts[0]!.cellsUsed());
+    };
+    for (let round = 0; round < 2; round++) {
+      for (const agent of agents) expect((await agent.sendMessage(`round ${round}`)).status).toBe('Success');
+    }
+    expect(maxCells).toBeLessThanOrEqual(300);
+    expect(session.modelStats('m1')!.evictions).toBeGreaterThan(0);
+    expect(session.modelStats('m1')!.restores).toBeGreaterThan(0);
+  });
+
   it('a sequence id is freed by evicting the least recently used idle sequence when all are taken', async () => {
     const { session, models } = sharedHarness({ sequences: 2 });
     const agents: Agent[] = [];
