@@ -5,7 +5,7 @@ import type { KvCacheType, RuntimeModel, SharedInferenceContext } from '../engin
 import { estimateKvBytesPerCell } from './kv-memory.js';
 import { KvSnapshotPool, type KvPoolStats } from './kv-snapshot-pool.js';
 import type { ModelLoader } from './model-loader.js';
-import { createModelScheduler, type ModelScheduler, type SchedulingPolicy } from './model-scheduler.js';
+import { SCHEDULING_POLICIES, createModelScheduler, type ModelScheduler, type SchedulingPolicy } from './model-scheduler.js';
 
 /**
  * The physical form of the node caches of every agent on one model (SPEC §2.4): `own` = one llama_context per node
@@ -387,6 +387,9 @@ function checkHostingFields(name: string, entry: ModelCatalogEntry): void {
     }
   };
   for (const field of ['sequences', 'sharedContextSize', 'kvMemoryBudget', 'snapshotMemoryBudget', 'minSharedPrefix'] as const) positive(field);
+  if (entry.scheduling !== undefined && !SCHEDULING_POLICIES.includes(entry.scheduling)) {
+    throw new LlamaDialogError('InvalidArgument', `model "${name}": scheduling must be 'fifo' or 'batched', got ${String(entry.scheduling)}`);
+  }
   if (entry.contexts !== undefined && !CONTEXT_FORMS.includes(entry.contexts)) {
     throw new LlamaDialogError('InvalidArgument', `model "${name}": contexts must be 'own' or 'shared', got ${String(entry.contexts)}`);
   }

@@ -91,6 +91,16 @@ describe("contexts: 'shared'", () => {
     expect(plain.models.get('m2')!.contexts[0]).not.toBeInstanceOf(FakeSequence);
   });
 
+  it('refuses bad hosting fields in the catalog with InvalidArgument naming the field', () => {
+    const { registry } = sharedHarness();
+    expect(() => registry.define('x', { path: 'x.gguf', contexts: 'pooled' as never })).toThrow(/contexts must be 'own' or 'shared'/);
+    expect(() => registry.define('x', { path: 'x.gguf', scheduling: 'lifo' as never })).toThrow(/scheduling must be 'fifo' or 'batched'/);
+    for (const field of ['kvMemoryBudget', 'snapshotMemoryBudget', 'sequences', 'sharedContextSize', 'minSharedPrefix']) {
+      expect(() => registry.define('x', { path: 'x.gguf', [field]: 0 })).toThrow(expect.objectContaining({ errorName: 'InvalidArgument', message: expect.stringContaining(field) }));
+    }
+    expect(() => createHarness(['m1'], { contexts: 'both' as never })).toThrow(/contexts must be 'own' or 'shared'/);
+  });
+
   it('shared-prefix spawn: an empty sequence copies the longest prefix (≥ minSharedPrefix) of a live one and decodes only the suffix', async () => {
     const { session, models } = sharedHarness();
     const create = (system: string) => session.createAgent({ graph: graph(system), defaultModel: 'm1', enableDiagnostics: true });
