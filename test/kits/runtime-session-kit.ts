@@ -123,6 +123,12 @@ export async function createRuntimeHarness(
         },
         dispose: () => model.dispose(),
       };
+      // The engine's shared context (SPEC §2.4) passes through unwrapped once the Model has it: forced output applies
+      // to own contexts only.
+      const engineModel = model as unknown as RuntimeModel;
+      if (typeof engineModel.createSharedContext === 'function') {
+        wrapped.createSharedContext = (sharedOptions) => (engineModel.createSharedContext as NonNullable<RuntimeModel['createSharedContext']>).call(model, sharedOptions);
+      }
       return wrapped;
     },
   });

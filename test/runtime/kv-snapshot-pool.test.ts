@@ -1,19 +1,21 @@
-// The KV snapshot pool on the real engine (tiny synthetic model, own contexts): real saveState / loadState.
+// The KV snapshot pool on the real engine (tiny synthetic model): real saveState / loadState. Own contexts always;
+// sequences of a shared context as soon as the engine's Model has createSharedContext.
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Agent } from '../../src/agent/agent.js';
 import type { InferenceContext } from '../../src/engine/types.js';
 import type { NodeCacheDiagnostics, NodeDiagnostics } from '../../src/diag/turn-diagnostics.js';
-import type { ModelStats } from '../../src/host/model-registry.js';
+import type { ContextForm, ModelStats } from '../../src/host/model-registry.js';
 import { RUNTIME_ENGINE, createRuntimeHarness, type RuntimeHarness } from '../kits/runtime-session-kit.js';
 
 const CONTEXT_SIZE = 256;
+const MAX_TOKENS = 8;
 const graph = (villager: number) => ({
   start: 'answer',
   nodes: [
     {
       name: 'answer',
       type: 'Generate',
-      params: { systemPrompt: `You are villager number ${villager}.`, contextSize: CONTEXT_SIZE, maxTokens: 8, temperature: 0 },
+      params: { systemPrompt: `You are villager number ${villager}.`, contextSize: CONTEXT_SIZE, maxTokens: MAX_TOKENS, temperature: 0 },
     },
   ],
 });
@@ -22,7 +24,7 @@ interface Rotation {
   replies: string[];
   caches: NodeCacheDiagnostics[];
   promptTokens: number[];
-  perContext: number;
+  /** Highest live KV summed over the engine's own contexts after each allocation and turn (own form). */
   maxLive: number;
   stats: ModelStats;
 }
@@ -35,23 +37,17 @@ afterAll(async () => {
   }
 });
 
-/** Five agents take turns in rotation; live KV is summed from every engine context after each allocation and turn. */
-async function rotation(kvMemoryBudget: ((perContext: number) => number) | undefined): Promise<Rotation> {
-  const contexts: InferenceContext[] = [];
+/** Five agents take turns in rotation, three rounds. */
+async function rotation(contexts: ContextForm, kvMemoryBudget?: number): Promise<Rotation> {
+  const created: InferenceContext[] = [];
   let maxLive = 0;
   const sample = (): void => {
-    maxLive = Math.max(maxLive, contexts.reduce((sum, context) => sum + context.kvBytes, 0));
+    maxLive = Math.max(maxLive, created.reduce((sum, context) => sum + context.kvBytes, 0));
   };
-  // Measure one context's real size first: the budget is expressed in contexts.
-  const probe = await createRuntimeHarness();
-  harnesses.push(probe);
-  const probeAgent = await probe.session.createAgent({ graph: graph(0), defaultModel: 'tiny', engine: RUNTIME_ENGINE });
-  const perContext = probe.session.modelStats('tiny')!.liveKvBytes;
-  await probeAgent.destroy();
   const harness = await createRuntimeHarness({
-    ...(kvMemoryBudget ? { entry: { kvMemoryBudget: kvMemoryBudget(perContext) } } : {}),
+    entry: { contexts, ...(kvMemoryBudget === undefined ? {} : { kvMemoryBudget }) },
     onContext: (context) => {
-      contexts.push(context);
+      created.push(context);
       sample();
     },
   });
@@ -61,7 +57,7 @@ async function rotation(kvMemoryBudget: ((perContext: number) => number) | undef
     agents.push(await harness.session.createAgent({ graph: graph(i), defaultModel: 'tiny', engine: RUNTIME_ENGINE, enableDiagnostics: true }));
     sample();
   }
-  const result: Rotation = { replies: [], caches: [], promptTokens: [], perContext, maxLive: 0, stats: undefined as unknown as ModelStats };
+  const result: Rotation = { replies: [], caches: [], promptTokens: [], maxLive: 0, stats: undefined as unknown as ModelStats };
   for (let round = 0; round < 3; round++) {
     for (const [index, agent] of agents.entries()) {
       const turn = await agent.sendMessage(`Round ${round}: good day to you, villager ${index}!`);
@@ -79,28 +75,58 @@ async function rotation(kvMemoryBudget: ((perContext: number) => number) | undef
   return result;
 }
 
+function expectRestoredSuffixOnly(limited: Rotation, unlimited: Rotation): void {
+  const later = limited.caches.slice(5);
+  for (const [index, cache] of later.entries()) {
+    expect(cache.restoredFromSnapshot).toBe(true);
+    expect(cache.miss).toBe(false);
+    expect(cache.reused).toBe(cache.expectedReuse);
+    expect(cache.evaluated).toBe(limited.promptTokens[index + 5]! - cache.expectedReuse);
+    expect(cache).toEqual({ ...unlimited.caches[index + 5], restoredFromSnapshot: true });
+  }
+}
+
+async function engineHasSharedContext(): Promise<boolean> {
+  const { Model } = await import('../../src/engine/model.js');
+  return typeof (Model.prototype as { createSharedContext?: unknown }).createSharedContext === 'function';
+}
+
 describe('KV snapshot pool on the real engine', () => {
-  it('five agents in rotation under a budget of two contexts: never over budget, same replies as unlimited, restores decode only the suffix', async () => {
-    const unlimited = await rotation(undefined);
-    const limited = await rotation((perContext) => 2 * perContext);
-    const budget = 2 * limited.perContext;
-    expect(limited.perContext).toBeGreaterThan(0);
-    expect(unlimited.maxLive).toBe(5 * unlimited.perContext);
+  it('own contexts: five agents in rotation under a budget of two contexts: never over budget, same replies as unlimited, restores decode only the suffix', async () => {
+    const unlimited = await rotation('own');
+    const perContext = unlimited.maxLive / 5;
+    expect(unlimited.stats.peakLiveKvBytes).toBe(5 * perContext);
+    const budget = 2 * perContext;
+    const limited = await rotation('own', budget);
+    expect(perContext).toBeGreaterThan(0);
     expect(limited.maxLive).toBeLessThanOrEqual(budget);
     expect(limited.stats.peakLiveKvBytes).toBeLessThanOrEqual(budget);
     expect(limited.stats.peakLiveKvBytes).toBe(budget);
     // Greedy sampling: a restored cache must continue exactly as a cache that never left.
     expect(limited.replies).toEqual(unlimited.replies);
-    const later = limited.caches.slice(5);
-    for (const [index, cache] of later.entries()) {
-      expect(cache.restoredFromSnapshot).toBe(true);
-      expect(cache.miss).toBe(false);
-      expect(cache.reused).toBe(cache.expectedReuse);
-      expect(cache.evaluated).toBe(limited.promptTokens[index + 5]! - cache.expectedReuse);
-      expect(cache).toEqual({ ...unlimited.caches[index + 5], restoredFromSnapshot: true });
-    }
+    expectRestoredSuffixOnly(limited, unlimited);
     expect(limited.stats.restores).toBe(10);
     expect(limited.stats.snapshotBytes).toBeGreaterThan(0);
     expect(limited.stats.peakSnapshotBytes).toBeLessThanOrEqual(limited.stats.snapshotMemoryBudget!);
+  });
+});
+
+// Runs once the native shared context is merged (until then the engine has no createSharedContext to test).
+describe.runIf(await engineHasSharedContext())('KV snapshot pool on the real engine, shared context', () => {
+  it('sequences: five agents in rotation under a budget of about two agents: never over budget, same replies as unlimited', async () => {
+    const unlimited = await rotation('shared');
+    expect(unlimited.stats.contexts).toBe('shared');
+    const perCell = unlimited.stats.sharedContext!.kvBytesPerCell;
+    // Two agents' sequences at their largest (last round's prompt + reply).
+    const budget = 2 * (Math.max(...unlimited.promptTokens) + MAX_TOKENS) * perCell;
+    const limited = await rotation('shared', budget);
+    expect(limited.stats.peakLiveKvBytes).toBeLessThanOrEqual(budget);
+    expect(limited.stats.evictions).toBeGreaterThan(0);
+    expect(limited.replies).toEqual(unlimited.replies);
+    for (const [index, cache] of limited.caches.entries()) {
+      if (!cache.restoredFromSnapshot) continue;
+      expect(cache.reused).toBe(cache.expectedReuse);
+      expect(cache.evaluated).toBe(limited.promptTokens[index]! - cache.expectedReuse);
+    }
   });
 });
