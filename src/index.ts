@@ -47,7 +47,13 @@ export { MAX_NODE_STEPS } from './graph/execute-graph.js';
 export { nodeCatalog } from './graph/node-catalog.js';
 export { defineNode, type NodeDefinition } from './graph/node-definition.js';
 export { Session, createSession, defaultModelRegistry, type SessionOptions, type SessionHostOptions } from './agent/session.js';
-export { ModelRegistry, type ModelCatalogEntry, type LoadedModelStatus } from './host/model-registry.js';
+export {
+  ModelRegistry,
+  type ContextForm,
+  type ModelCatalogEntry,
+  type LoadedModelStatus,
+  type ModelStats,
+} from './host/model-registry.js';
 export { Agent, type SendMessageOptions } from './agent/agent.js';
 export type { AgentOptions } from './agent/agent-options.js';
 export type { AgentState } from './agent/agent-state.js';

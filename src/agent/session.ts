@@ -10,7 +10,14 @@ import { Dialog } from '../dialog/dialog.js';
 import { parseAgentOptions, type AgentOptions, type ResolvedAgentOptions } from './agent-options.js';
 import { AgentVariables } from './agent-variables.js';
 import { engineModelLoader } from '../host/model-loader.js';
-import { ModelRegistry, type LoadedModelStatus, type ModelCatalogEntry, type ModelLease } from '../host/model-registry.js';
+import {
+  ModelRegistry,
+  type ContextForm,
+  type LoadedModelStatus,
+  type ModelCatalogEntry,
+  type ModelLease,
+  type ModelStats,
+} from '../host/model-registry.js';
 import type { ModelLoader } from '../host/model-loader.js';
 import { NodeCache } from '../host/node-cache.js';
 import { inferencePortFor } from '../host/inference-port.js';
@@ -37,6 +44,11 @@ export interface SessionHostOptions extends Partial<RuntimeSettings> {
   nodeTypes?: ReadonlyMap<string, NodeDefinition>;
   /** Random source for nodes that choose at random (default Math.random). */
   random?: () => number;
+  /**
+   * Form of the node caches on models whose catalog entry names none (SPEC §2.4): `own` (default) = one context per
+   * node cache, `shared` = one sequence each of a model-wide shared context. The first load of a model decides.
+   */
+  contexts?: ContextForm;
 }
 
 let sharedRegistry: ModelRegistry | undefined;
@@ -61,6 +73,7 @@ export class Session {
   private readonly settings: RuntimeSettings;
   private readonly nodeTypes: ReadonlyMap<string, NodeDefinition>;
   private readonly random: () => number;
+  private readonly contexts: ContextForm | undefined;
   private readonly agents = new Map<string, Agent>();
   private readonly storages = new Map<string, StringStorage>();
   private readonly modelHolds = new Map<string, ModelLease>();
@@ -81,6 +94,10 @@ export class Session {
     }
     this.nodeTypes = host.nodeTypes ?? nodeCatalog;
     this.random = host.random ?? Math.random;
+    if (host.contexts !== undefined && host.contexts !== 'own' && host.contexts !== 'shared') {
+      throw new LlamaDialogError('InvalidArgument', `contexts must be 'own' or 'shared', got ${String(host.contexts)}`);
+    }
+    this.contexts = host.contexts;
   }
 
   /** True between `create()` and `close()`. */
@@ -146,17 +163,17 @@ export class Session {
     };
     try {
       for (const reference of graph.modelReferences) {
-        leases.set(reference, await this.registry.acquire(reference));
+        leases.set(reference, await this.registry.acquire(reference, this.acquireOptions()));
         if (this.phase !== 'Active') throw new LlamaDialogError('SessionNotReady', 'the session closed while the agent was being created');
       }
       this.declareGraphVariables(graph, variables);
+      this.agentCounter += 1;
+      const id = `agent-${this.agentCounter}`;
       for (const node of graph.nodes.values()) {
         if (!node.modelReference) continue;
         const lease = leases.get(node.modelReference) as ModelLease;
-        nodeCaches.set(node.name, this.createNodeCache(node, lease, resolved));
+        nodeCaches.set(node.name, this.createNodeCache(node, lease, resolved, id));
       }
-      this.agentCounter += 1;
-      const id = `agent-${this.agentCounter}`;
       const nodes = new Map<string, GraphNode>();
       for (const node of graph.nodes.values()) nodes.set(node.name, node.definition.create(node));
       const dialog = new Dialog({ limits: { maxUserLineChars: this.settings.maxInputLength, maxSlotChars: this.settings.maxInputLength } });
@@ -216,7 +233,7 @@ export class Session {
   async loadModel(name: string, options: { pinned?: boolean } = {}): Promise<LoadedModelStatus> {
     this.requireActive();
     if (!this.modelHolds.has(name)) {
-      const lease = await this.registry.acquire(name, { pin: options.pinned });
+      const lease = await this.registry.acquire(name, { pin: options.pinned, ...this.acquireOptions() });
       if (this.modelHolds.has(name)) await lease.release();
       else this.modelHolds.set(name, lease);
     } else if (options.pinned) {
@@ -236,6 +253,16 @@ export class Session {
     this.modelHolds.delete(name);
     await this.registry.setPinned(name, false);
     await lease?.release();
+  }
+
+  /**
+   * KV memory of a loaded model, read from the engine objects: live KV bytes and snapshot bytes now and at peak,
+   * evictions, restores, dropped snapshots, its form and scheduling. undefined when the model is not loaded.
+   * @throws LlamaDialogError SessionNotReady.
+   */
+  modelStats(name: string): ModelStats | undefined {
+    this.requireActive();
+    return this.registry.modelStats(name);
   }
 
   /** Models loaded in the process. @throws LlamaDialogError SessionNotReady. */
@@ -292,14 +319,18 @@ export class Session {
     return this.sessionOptions;
   }
 
-  private createNodeCache(node: CompiledNode, lease: ModelLease, options: ResolvedAgentOptions): NodeCache {
+  private acquireOptions(): { defaults: { contexts?: ContextForm } } {
+    return { defaults: this.contexts === undefined ? {} : { contexts: this.contexts } };
+  }
+
+  private createNodeCache(node: CompiledNode, lease: ModelLease, options: ResolvedAgentOptions, agentId: string): NodeCache {
     const { name: nodeName, params, definition } = node;
     const trained = lease.model.info.trainedContextSize;
     const requested = typeof params.contextSize === 'number' ? params.contextSize : 0;
     const contextSize = requested > 0 ? requested : trained;
     const problem = definition.checkSizes?.(params, { contextSize });
     if (problem) throw new LlamaDialogError('GraphCompilationFailed', `graph compilation failed: node "${nodeName}": ${problem}`);
-    return new NodeCache(lease, contextSize, options.engine);
+    return new NodeCache(lease, contextSize, options.engine, { agentId, node: nodeName });
   }
 
   private declareGraphVariables(graph: CompiledGraph, variables: AgentVariables): void {

@@ -9,7 +9,9 @@ import type { ProjectionDiagnostics } from '../prompt/node-prompt-projector.js';
  * - previousTurnNotReplayed: the previous prompt showed something later prompts never replay: the current turn's
  *   framing (node Template, knowledge), a hidden (`None`) reply of an earlier node of that turn, or this node's own
  *   hidden reply.
- * - cacheReleased: `releaseCache()` freed the KV memory. unknown: fewer tokens reused than expected, no cause seen.
+ * - cacheReleased: `releaseCache()` freed the KV memory.
+ * - snapshotDropped: the model's KV budget had moved this cache to a RAM snapshot, and the snapshot budget dropped it.
+ * - unknown: fewer tokens reused than expected, no cause seen.
  */
 export type CacheMissCause =
   | 'firstTurn'
@@ -20,6 +22,7 @@ export type CacheMissCause =
   | 'templateChanged'
   | 'previousTurnNotReplayed'
   | 'cacheReleased'
+  | 'snapshotDropped'
   | 'unknown';
 
 /**

@@ -3,6 +3,7 @@
  */
 
 import type { CacheMissCause } from './cache-reuse.js';
+import type { SharedPrefixSource } from './cache-facts.js';
 import type {
   NodeInputDiagnostics,
   NodeOutputDiagnostics,
@@ -24,6 +25,10 @@ export interface NodeCacheDiagnostics {
   miss: boolean;
   /** Likely causes, most specific first; empty when there was no miss. */
   causes: CacheMissCause[];
+  /** The cache had been moved to RAM by the model's KV budget and was restored from there (reused, not re-read). */
+  restoredFromSnapshot?: boolean;
+  /** Shared-prefix spawn: `tokens` of the prompt were copied from another agent's live sequence, not decoded. */
+  sharedFrom?: SharedPrefixSource;
 }
 
 export interface NodeDiagnostics {

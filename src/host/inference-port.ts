@@ -5,7 +5,7 @@ import { LlamaDialogError } from '../errors.js';
 import type { GenerateRequest, InferencePort, ScoreResult } from '../graph/inference-port.js';
 import type { CacheFacts } from '../diag/cache-facts.js';
 import { promptKitFor, type ModelPromptKit } from '../prompt/model-prompt-kit.js';
-import type { NodeCache } from './node-cache.js';
+import type { CacheWork, NodeCache } from './node-cache.js';
 
 /**
  * The one way nodes reach a model: each request runs on the node's own cache when the model's scheduler lets it,
@@ -51,7 +51,7 @@ class ScheduledInferencePort implements HostedInferencePort {
   }
 
   generate(request: GenerateRequest): Promise<GenerateResult> {
-    return this.schedule((context, signal) => {
+    return this.schedule({ prompt: request.prompt, maxTokens: request.maxTokens }, (context, signal) => {
       const options: GenerateOptions = { prompt: request.prompt, maxTokens: request.maxTokens, signal };
       if (request.sampling) options.sampling = request.sampling;
       if (request.stop && request.stop.length > 0) options.stop = request.stop;
@@ -62,7 +62,7 @@ class ScheduledInferencePort implements HostedInferencePort {
   }
 
   score(prompt: Int32Array, candidates: Int32Array): Promise<ScoreResult> {
-    return this.schedule(async (context, signal) => {
+    return this.schedule({ prompt, maxTokens: 1 }, async (context, signal) => {
       // scoreNext reports no reuse figures: the mirror before the call says what the cache keeps.
       const reused = commonPrefixLength(context.tokens, prompt);
       const scores = await context.scoreNext(prompt, candidates, signal ? { signal } : {});
@@ -71,7 +71,7 @@ class ScheduledInferencePort implements HostedInferencePort {
   }
 
   async prefill(tokens: Int32Array): Promise<void> {
-    await this.schedule((context, signal) => context.evaluate(tokens, signal ? { signal } : {}));
+    await this.schedule({ prompt: tokens }, (context, signal) => context.evaluate(tokens, signal ? { signal } : {}));
   }
 
   jsonSchemaToGrammar(schema: object): string {
@@ -83,12 +83,12 @@ class ScheduledInferencePort implements HostedInferencePort {
     return this.cache.lease.scheduler.run(() => this.cache.release(), this.signal);
   }
 
-  private schedule<T>(job: (context: InferenceContext, signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
+  private schedule<T>(work: CacheWork, job: (context: InferenceContext, signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
     const signal = this.signal;
     return this.cache.lease.scheduler.run(async () => {
       if (signal?.aborted) throw new LlamaDialogError('Aborted', 'turn cancelled');
-      if (this.timeoutMs <= 0) return job(await this.cache.get(), signal);
-      return this.withTimeout(job, signal);
+      if (this.timeoutMs <= 0) return this.cache.use(signal ? { ...work, signal } : work, (context) => job(context, signal));
+      return this.withTimeout(work, job, signal);
     }, signal);
   }
 
@@ -98,6 +98,7 @@ class ScheduledInferencePort implements HostedInferencePort {
    * let go of the context (or after a short grace for a call that ignores the abort).
    */
   private async withTimeout<T>(
+    work: CacheWork,
     job: (context: InferenceContext, signal: AbortSignal) => Promise<T>,
     turnSignal: AbortSignal | undefined,
   ): Promise<T> {
@@ -111,15 +112,15 @@ class ScheduledInferencePort implements HostedInferencePort {
         resolve('expired');
       }, this.timeoutMs);
     });
-    const work = (async () => job(await this.cache.get(), controller.signal))();
+    const running = this.cache.use({ ...work, signal: controller.signal }, (context) => job(context, controller.signal));
     // Once expired nobody awaits the work: its late failure (an abort error) must not surface as unhandled.
-    work.catch(() => undefined);
+    running.catch(() => undefined);
     try {
-      const first = await Promise.race([work.then(() => 'done' as const), expired]);
-      if (first === 'done') return await work;
+      const first = await Promise.race([running.then(() => 'done' as const), expired]);
+      if (first === 'done') return await running;
       let grace: NodeJS.Timeout | undefined;
       await Promise.race([
-        work.then(
+        running.then(
           () => undefined,
           () => undefined,
         ),

@@ -1,9 +1,28 @@
 import { existsSync, statSync } from 'node:fs';
 import { basename, resolve as resolvePath } from 'node:path';
 import { LlamaDialogError, isLlamaDialogError } from '../errors.js';
-import type { RuntimeModel } from '../engine/types.js';
+import type { KvCacheType, RuntimeModel, SharedInferenceContext } from '../engine/types.js';
+import { estimateKvBytesPerCell } from './kv-memory.js';
+import { KvSnapshotPool, type KvPoolStats } from './kv-snapshot-pool.js';
 import type { ModelLoader } from './model-loader.js';
-import { createModelScheduler, type ModelScheduler, type SchedulingPolicy } from './model-scheduler.js';
+import { SCHEDULING_POLICIES, createModelScheduler, type ModelScheduler, type SchedulingPolicy } from './model-scheduler.js';
+
+/**
+ * The physical form of the node caches of every agent on one model (SPEC §2.4): `own` = one llama_context per node
+ * cache; `shared` = one sequence each of ONE model-wide shared context (continuous batching, shared-prefix spawn).
+ */
+export type ContextForm = 'own' | 'shared';
+export const CONTEXT_FORMS = ['own', 'shared'] as const;
+
+/** Sequence ids of a shared context when the catalog names none. */
+export const DEFAULT_SHARED_SEQUENCES = 16;
+
+/**
+ * Shortest common prefix (tokens) worth a shared-prefix spawn: below it the copy saves less than one small decode
+ * batch costs, and the new sequence would share cells with its source for nothing (a short system prompt, a
+ * template header).
+ */
+export const DEFAULT_MIN_SHARED_PREFIX = 32;
 
 /** One model the registry knows by name. */
 export interface ModelCatalogEntry {
@@ -16,6 +35,41 @@ export interface ModelCatalogEntry {
   useMmap?: boolean;
   /** How the agents on this model share it (default `fifo`: one inference at a time, first come first served). */
   scheduling?: SchedulingPolicy;
+  /**
+   * Form of the node caches on this model (default: the session's `contexts`, else `own`). `shared` falls back to
+   * `own`, with a warning, when the model cannot create a shared context.
+   */
+  contexts?: ContextForm;
+  /** Sequence ids of the shared context (`contexts: 'shared'`; default 16). */
+  sequences?: number;
+  /**
+   * KV cells of the shared context. Default (the sizing rule): floor(kvMemoryBudget / KV bytes per cell) when a
+   * budget is set, else sequences × the contextSize of the first node cache that needs it.
+   */
+  sharedContextSize?: number;
+  /** Shortest common prefix (tokens) a new sequence copies from a live one (default 32). */
+  minSharedPrefix?: number;
+  /**
+   * Bytes of live KV memory allowed on this model (all its contexts or sequences together); idle caches beyond it are
+   * saved to RAM and freed, least recently used first (kv-snapshot-pool.ts). Default: unlimited.
+   */
+  kvMemoryBudget?: number;
+  /** Bytes of KV snapshots kept in RAM; oldest dropped beyond it. Default 4 × kvMemoryBudget (unlimited without one). */
+  snapshotMemoryBudget?: number;
+}
+
+/** Defaults a holder asks for when the catalog entry names none (the first load of the model decides). */
+export interface ModelHostingDefaults {
+  contexts?: ContextForm;
+}
+
+/** What a benchmark reads about one loaded model's KV memory (from the engine objects). */
+export interface ModelStats extends KvPoolStats {
+  name: string;
+  contexts: ContextForm;
+  scheduling: SchedulingPolicy;
+  /** The shared context, when one exists. */
+  sharedContext: { sequences: number; contextSize: number; liveSequences: number; cellsUsed: number; kvBytesPerCell: number } | null;
 }
 
 /** What the registry reports about a loaded model. */
@@ -35,6 +89,12 @@ interface RegistryEntry {
   loading: Promise<RuntimeModel>;
   model: RuntimeModel | undefined;
   scheduler: ModelScheduler;
+  spec: ModelCatalogEntry;
+  /** As asked; resolved to `own` at load when the model has no createSharedContext. */
+  contexts: ContextForm;
+  pool: KvSnapshotPool;
+  shared: SharedInferenceContext | undefined;
+  creatingShared: Promise<SharedInferenceContext> | undefined;
 }
 
 /**
@@ -52,6 +112,19 @@ export interface ModelLease {
   readonly id: string;
   readonly model: RuntimeModel;
   readonly scheduler: ModelScheduler;
+  /** Form of the node caches on this model (already resolved: `shared` only when the model supports it). */
+  readonly contexts: ContextForm;
+  /** The model's KV budget and snapshots, shared by every node cache on it. */
+  readonly pool: KvSnapshotPool;
+  /** Shortest common prefix a new sequence copies (shared form). */
+  readonly minSharedPrefix: number;
+  /**
+   * The model-wide shared context, created on first need with the sizing rule (ModelCatalogEntry.sharedContextSize)
+   * and the engine settings of the first node cache that asks; disposed when the model is freed.
+   */
+  sharedContext(first: { contextSize: number; batchSize?: number; threads?: number; kvCacheType?: KvCacheType }): Promise<SharedInferenceContext>;
+  /** KV bytes per cell of the shared context (the engine's figure once it exists, the estimate before). */
+  sharedKvBytesPerCell(kvCacheType?: KvCacheType): number;
   release(): Promise<void>;
 }
 
@@ -63,15 +136,23 @@ export class ModelRegistry {
   private readonly catalog = new Map<string, ModelCatalogEntry>();
   private readonly loaded = new Map<string, RegistryEntry>();
   private readonly loader: ModelLoader;
+  private readonly warn: (message: string) => void;
 
-  constructor(options: { loader: ModelLoader; catalog?: Record<string, ModelCatalogEntry> }) {
+  constructor(options: {
+    loader: ModelLoader;
+    catalog?: Record<string, ModelCatalogEntry>;
+    /** Where hosting warnings go (a `shared` model that falls back to `own`); default process.emitWarning. */
+    warn?: (message: string) => void;
+  }) {
     this.loader = options.loader;
+    this.warn = options.warn ?? ((message) => process.emitWarning(message, { code: 'LLAMA_DIALOG_HOSTING' }));
     for (const [name, entry] of Object.entries(options.catalog ?? {})) this.define(name, entry);
   }
 
   /** Adds or replaces a catalog name. Affects models loaded afterwards only. */
   define(name: string, entry: ModelCatalogEntry): void {
     if (!name) throw new LlamaDialogError('InvalidArgument', 'model name must be a non-empty string');
+    checkHostingFields(name, entry);
     this.catalog.set(name, { ...entry });
   }
 
@@ -96,8 +177,8 @@ export class ModelRegistry {
    * Loads (or shares) the model and counts one more user.
    * @throws LlamaDialogError ModelLoadFailed when the file is missing or the engine refuses it.
    */
-  async acquire(reference: string, options: { pin?: boolean } = {}): Promise<ModelLease> {
-    const entry = this.entryFor(reference);
+  async acquire(reference: string, options: { pin?: boolean; defaults?: ModelHostingDefaults } = {}): Promise<ModelLease> {
+    const entry = this.entryFor(reference, options.defaults ?? {});
     entry.users += 1;
     if (options.pin) entry.pinned = true;
     let model: RuntimeModel;
@@ -114,6 +195,11 @@ export class ModelRegistry {
       id: this.idOf(reference, entry.path),
       model,
       scheduler: entry.scheduler,
+      contexts: entry.contexts,
+      pool: entry.pool,
+      minSharedPrefix: entry.spec.minSharedPrefix ?? DEFAULT_MIN_SHARED_PREFIX,
+      sharedContext: (first) => this.sharedContextOf(entry, model, first),
+      sharedKvBytesPerCell: (kvCacheType) => entry.shared?.kvBytesPerCell ?? estimateKvBytesPerCell(model.info, kvCacheType),
       release: async () => {
         if (released) return;
         released = true;
@@ -136,6 +222,28 @@ export class ModelRegistry {
     return [...this.loaded.values()].map(({ name, path, pinned, users }) => ({ name, path, pinned, users }));
   }
 
+  /** KV figures of a loaded model (live and snapshot bytes now and at peak), or undefined when it is not loaded. */
+  modelStats(reference: string): ModelStats | undefined {
+    const entry = this.loaded.get(this.keyOf(reference));
+    if (!entry?.model) return undefined;
+    const shared = entry.shared;
+    return {
+      name: entry.name,
+      contexts: entry.contexts,
+      scheduling: entry.scheduler.policy,
+      ...entry.pool.stats(),
+      sharedContext: shared
+        ? {
+            sequences: shared.sequences,
+            contextSize: shared.contextSize,
+            liveSequences: shared.liveSequences,
+            cellsUsed: shared.cellsUsed(),
+            kvBytesPerCell: shared.kvBytesPerCell,
+          }
+        : null,
+    };
+  }
+
   /** Frees every unused on-demand model (pinned ones stay). */
   async sweep(): Promise<void> {
     await Promise.all([...this.loaded.values()].map((entry) => this.freeIfUnused(entry)));
@@ -145,7 +253,7 @@ export class ModelRegistry {
   async disposeAll(): Promise<void> {
     const entries = [...this.loaded.values()];
     this.loaded.clear();
-    await Promise.all(entries.map(async (entry) => (await entry.loading.catch(() => undefined))?.dispose()));
+    await Promise.all(entries.map((entry) => this.disposeEntry(entry)));
   }
 
   /** The catalog name `reference` means, else the first catalog name of the same file, else the file name. */
@@ -159,21 +267,41 @@ export class ModelRegistry {
     return resolvePath(this.resolve(reference).path);
   }
 
-  private entryFor(reference: string): RegistryEntry {
+  private entryFor(reference: string, defaults: ModelHostingDefaults): RegistryEntry {
     const key = this.keyOf(reference);
     const existing = this.loaded.get(key);
     if (existing) return existing;
     const spec = this.resolve(reference);
-    const loading = this.load(reference, spec);
     const entry: RegistryEntry = {
       name: reference,
       path: key,
       pinned: spec.pinned ?? false,
       users: 0,
-      loading,
+      loading: undefined as unknown as Promise<RuntimeModel>,
       model: undefined,
       scheduler: createModelScheduler(spec.scheduling),
+      spec,
+      contexts: spec.contexts ?? defaults.contexts ?? 'own',
+      pool: undefined as unknown as KvSnapshotPool,
+      shared: undefined,
+      creatingShared: undefined,
     };
+    const shared = entry.contexts === 'shared';
+    entry.pool = new KvSnapshotPool({
+      model: reference,
+      ...(spec.kvMemoryBudget === undefined ? {} : { kvMemoryBudget: spec.kvMemoryBudget }),
+      ...(spec.snapshotMemoryBudget === undefined ? {} : { snapshotMemoryBudget: spec.snapshotMemoryBudget }),
+      ...(shared ? { sequenceSlots: spec.sequences ?? DEFAULT_SHARED_SEQUENCES } : {}),
+      sharedContext: () => entry.shared,
+    });
+    const loading = this.load(reference, spec).then((model) => {
+      if (entry.contexts === 'shared' && typeof model.createSharedContext !== 'function') {
+        entry.contexts = 'own';
+        this.warn(`model "${reference}" asks for contexts: 'shared' but this engine cannot create a shared context; using own contexts`);
+      }
+      return model;
+    });
+    entry.loading = loading;
     this.loaded.set(key, entry);
     loading.then(
       (model) => {
@@ -205,7 +333,64 @@ export class ModelRegistry {
     if (entry.users > 0 || entry.pinned) return;
     if (this.loaded.get(entry.path) !== entry) return;
     this.loaded.delete(entry.path);
+    await this.disposeEntry(entry);
+  }
+
+  /** The shared context goes first: its sequences hold the model's weights in use. */
+  private async disposeEntry(entry: RegistryEntry): Promise<void> {
+    const shared = entry.shared ?? (await entry.creatingShared?.catch(() => undefined));
+    entry.shared = undefined;
+    await shared?.dispose();
     const model = await entry.loading.catch(() => undefined);
     await model?.dispose();
+  }
+
+  /**
+   * The sizing rule of a shared context: `sequences` (catalog, default 16) sequence ids; cells = the catalog's
+   * sharedContextSize if set, else floor(kvMemoryBudget / KV bytes per cell) if a budget is set, else sequences × the
+   * first node cache's contextSize. Created once, by the first node cache that needs it.
+   */
+  private sharedContextOf(
+    entry: RegistryEntry,
+    model: RuntimeModel,
+    first: { contextSize: number; batchSize?: number; threads?: number; kvCacheType?: KvCacheType },
+  ): Promise<SharedInferenceContext> {
+    if (entry.shared) return Promise.resolve(entry.shared);
+    if (entry.creatingShared) return entry.creatingShared;
+    const create = model.createSharedContext;
+    if (!create) return Promise.reject(new LlamaDialogError('InferenceFailed', `internal: model "${entry.name}" has no shared context`));
+    const { spec } = entry;
+    const sequences = spec.sequences ?? DEFAULT_SHARED_SEQUENCES;
+    const perCell = estimateKvBytesPerCell(model.info, first.kvCacheType);
+    const contextSize =
+      spec.sharedContextSize ??
+      (spec.kvMemoryBudget !== undefined ? Math.floor(spec.kvMemoryBudget / perCell) : sequences * first.contextSize);
+    const { contextSize: _first, ...engine } = first;
+    entry.creatingShared = create
+      .call(model, { sequences, contextSize, ...engine })
+      .then((shared) => {
+        entry.shared = shared;
+        return shared;
+      })
+      .finally(() => {
+        entry.creatingShared = undefined;
+      });
+    return entry.creatingShared;
+  }
+}
+
+function checkHostingFields(name: string, entry: ModelCatalogEntry): void {
+  const positive = (field: keyof ModelCatalogEntry): void => {
+    const value = entry[field];
+    if (value !== undefined && (typeof value !== 'number' || !Number.isInteger(value) || value < 1)) {
+      throw new LlamaDialogError('InvalidArgument', `model "${name}": ${field} must be a positive integer, got ${String(value)}`);
+    }
+  };
+  for (const field of ['sequences', 'sharedContextSize', 'kvMemoryBudget', 'snapshotMemoryBudget', 'minSharedPrefix'] as const) positive(field);
+  if (entry.scheduling !== undefined && !SCHEDULING_POLICIES.includes(entry.scheduling)) {
+    throw new LlamaDialogError('InvalidArgument', `model "${name}": scheduling must be 'fifo' or 'batched', got ${String(entry.scheduling)}`);
+  }
+  if (entry.contexts !== undefined && !CONTEXT_FORMS.includes(entry.contexts)) {
+    throw new LlamaDialogError('InvalidArgument', `model "${name}": contexts must be 'own' or 'shared', got ${String(entry.contexts)}`);
   }
 }

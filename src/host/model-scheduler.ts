@@ -1,11 +1,14 @@
+import { BatchedScheduler } from './batched-scheduler.js';
 import { FifoScheduler } from './fifo-scheduler.js';
 
 /**
  * How the inference requests of every agent on one loaded model are ordered (SPEC §6 "Scheduling"). Per model,
- * chosen in its catalog entry; nodes never see it. `batched` (every running agent's next step in one decode) will
- * join `fifo` with the batched engine.
+ * chosen in its catalog entry; nodes never see it. `fifo` (the reference rule): one job at a time, first come first
+ * served. `batched`: every job starts at once and the engine of a shared context batches their decodes
+ * (`contexts: 'shared'`; on own contexts the jobs simply run in parallel).
  */
-export type SchedulingPolicy = 'fifo';
+export const SCHEDULING_POLICIES = ['fifo', 'batched'] as const;
+export type SchedulingPolicy = (typeof SCHEDULING_POLICIES)[number];
 
 /** Orders the inference jobs on one loaded model. */
 export interface ModelScheduler {
@@ -25,5 +28,7 @@ export function createModelScheduler(policy: SchedulingPolicy = 'fifo'): ModelSc
   switch (policy) {
     case 'fifo':
       return new FifoScheduler();
+    case 'batched':
+      return new BatchedScheduler();
   }
 }

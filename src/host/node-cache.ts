@@ -1,66 +1,163 @@
-import type { InferenceContext } from '../engine/types.js';
+import { commonPrefixLength } from '../engine/common-prefix.js';
+import type { InferenceContext, InferenceSequence, KvCacheType } from '../engine/types.js';
 import type { CacheFacts } from '../diag/cache-facts.js';
+import { estimateKvBytesPerCell } from './kv-memory.js';
+import type { KvPoolMember, KvSnapshot } from './kv-snapshot-pool.js';
 import type { ModelLease } from './model-registry.js';
-import type { KvCacheType } from '../engine/types.js';
 
 /** When an agent's per-node KV caches are created (SPEC §6). */
 export type KvCacheInitialization = 'AllocateOnly' | 'Prefill' | 'DeferAllocation';
 
+/** Whose cache this is, for diagnostics (shared-prefix spawn names its source). */
+export interface NodeCacheOwner {
+  agentId?: string;
+  node?: string;
+}
+
+/** What a job will ask of the cache, so the pool can budget it: its prompt and how many tokens it may add. */
+export interface CacheWork {
+  prompt?: Int32Array;
+  maxTokens?: number;
+  /** Cancels a wait for KV memory. */
+  signal?: AbortSignal;
+}
+
 /**
- * One node's KV cache inside one agent (SPEC §6 "the node's handle"): created at agent creation or on first use,
- * released on request (the next use re-creates it empty) and disposed with the agent. Also remembers what happened
- * since the node last ran, so diagnostics can name the cause of a cache miss. Nodes never hold it: they ask an
- * inference port (inference-port.ts), which runs their work on it under the model's scheduler.
+ * One node's KV cache inside one agent (SPEC §6 "the node's handle"): an own context, or a sequence of the model's
+ * shared context (`contexts: 'shared'`). Created at agent creation or on first use, released on request (the next use
+ * re-creates it empty) and disposed with the agent. Also remembers what happened since the node last ran, so
+ * diagnostics can name the cause of a cache miss. Nodes never hold it: they ask an inference port
+ * (inference-port.ts), which runs their work on it under the model's scheduler.
+ *
+ * Ownership and ordering: every operation on the handle (a job, an eviction by the model's KV snapshot pool, a
+ * release, dispose) runs through one queue, so the pool only ever evicts a cache with nothing queued, and a job that
+ * arrives during an eviction waits for it and then restores the snapshot. Before a job touches the engine it claims
+ * its peak KV memory from the pool (which may evict other idle caches first).
  */
-export class NodeCache {
-  private context: InferenceContext | undefined;
-  private creating: Promise<InferenceContext> | undefined;
+export class NodeCache implements KvPoolMember {
+  private handle: InferenceContext | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private queued = 0;
   private disposed = false;
   private usedOnce = false;
   private releasedSinceRun = false;
+  /** Saved and freed by the pool since the last job: the next job restores (or re-reads, if the snapshot was dropped). */
+  private evicted = false;
+  /** The facts object of the current period: what happens when the job starts (restore, spawn) is written into it. */
+  private period: CacheFacts = { firstUse: false, released: false };
+  private used = 0;
 
   constructor(
     readonly lease: ModelLease,
     readonly contextSize: number,
     private readonly options: { batchSize?: number; threads?: number; kvCacheType?: KvCacheType },
-  ) {}
+    readonly owner: NodeCacheOwner = {},
+  ) {
+    lease.pool.add(this);
+  }
 
-  /** True when a context exists (KV memory held). */
+  /** True when KV memory is held (an own context or a sequence exists). */
   get allocated(): boolean {
-    return this.context !== undefined;
+    return this.handle !== undefined;
   }
 
-  /** The node's context, created now if needed. */
-  async get(): Promise<InferenceContext> {
-    if (this.disposed) throw new Error('internal: node context used after its agent was destroyed');
-    if (this.context) return this.context;
-    this.creating ??= this.lease.model
-      .createContext({ contextSize: this.contextSize, ...this.options })
-      .then((context) => {
-        this.context = context;
-        return context;
-      })
-      .finally(() => {
-        this.creating = undefined;
-      });
-    return this.creating;
+  get holdsKv(): boolean {
+    return this.handle !== undefined;
   }
 
-  /** Frees the KV memory; the next `get()` starts from an empty cache. */
-  async release(): Promise<void> {
-    const context = this.context ?? (await this.creating?.catch(() => undefined));
-    if (!context) return;
-    this.context = undefined;
-    this.releasedSinceRun = true;
-    await context.dispose();
+  get kvBytes(): number {
+    return this.handle?.kvBytes ?? 0;
+  }
+
+  get inSharedContext(): boolean {
+    return this.lease.contexts === 'shared';
+  }
+
+  get idle(): boolean {
+    return this.queued === 0;
+  }
+
+  get lastUsed(): number {
+    return this.used;
+  }
+
+  /** The node's context, created (or restored) now if needed. */
+  get(): Promise<InferenceContext> {
+    return this.use({}, async (context) => context);
+  }
+
+  /**
+   * Runs `job` on the node's context once the pool has room for `work`: creates the context if needed, restores an
+   * evicted one from its snapshot, or (shared form, empty sequence) starts it from a copy of the longest matching
+   * live sequence.
+   * @throws LlamaDialogError InsufficientMemory when the model's kvMemoryBudget cannot hold the work.
+   */
+  use<T>(work: CacheWork, job: (context: InferenceContext) => Promise<T>): Promise<T> {
+    return this.exclusive(async () => {
+      if (this.disposed) throw new Error('internal: node context used after its agent was destroyed');
+      const pool = this.lease.pool;
+      const snapshot = this.handle ? undefined : pool.peek(this);
+      const admission = await pool.admit(this, {
+        peakBytes: this.peakBytes(work, snapshot),
+        slot: this.inSharedContext && !this.handle,
+      }, work.signal);
+      try {
+        this.used = pool.tick();
+        const context = this.handle ?? (await this.create());
+        if (this.evicted) {
+          this.evicted = false;
+          await this.restore(context);
+        }
+        if (work.prompt && this.inSharedContext && context.tokens.length === 0) await this.spawnFromSharedPrefix(context, work.prompt);
+        return await job(context);
+      } finally {
+        this.used = pool.tick();
+        admission.end();
+      }
+    });
+  }
+
+  /** Frees the KV memory and forgets any snapshot; the next use starts from an empty cache. */
+  release(): Promise<void> {
+    return this.exclusive(async () => {
+      const hadSnapshot = this.lease.pool.peek(this) !== undefined;
+      this.lease.pool.drop(this);
+      const handle = this.handle;
+      this.handle = undefined;
+      if (handle || hadSnapshot || this.evicted) this.releasedSinceRun = true;
+      this.evicted = false;
+      await handle?.dispose();
+    });
   }
 
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
-    const context = this.context ?? (await this.creating?.catch(() => undefined));
-    this.context = undefined;
-    await context?.dispose();
+    this.lease.pool.remove(this);
+    await this.exclusive(async () => {
+      const handle = this.handle;
+      this.handle = undefined;
+      await handle?.dispose();
+    });
+  }
+
+  /** @internal Called by the KV snapshot pool on an idle cache: save to RAM, free the engine object. */
+  evict(store: (snapshot: KvSnapshot) => void): Promise<void> {
+    return this.exclusive(async () => {
+      const handle = this.handle;
+      if (!handle) return;
+      const tokens = handle.tokens;
+      if (tokens.length > 0) {
+        try {
+          store({ bytes: await handle.saveState(), tokens });
+        } catch {
+          // Unsaved: the next turn re-reads its prompt (reported as snapshotDropped).
+        }
+      }
+      this.handle = undefined;
+      this.evicted = tokens.length > 0;
+      await handle.dispose();
+    }).catch(() => undefined);
   }
 
   /** Facts since the previous run; calling it starts a new period. */
@@ -71,6 +168,75 @@ export class NodeCache {
     };
     this.usedOnce = true;
     this.releasedSinceRun = false;
+    this.period = facts;
     return facts;
+  }
+
+  private exclusive<T>(operation: () => Promise<T>): Promise<T> {
+    this.queued += 1;
+    const result = this.queue.then(operation);
+    this.queue = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result.finally(() => {
+      this.queued -= 1;
+      if (this.queued === 0) this.lease.pool.noteIdle();
+    });
+  }
+
+  private async create(): Promise<InferenceContext> {
+    const lease = this.lease;
+    if (lease.contexts === 'shared') {
+      const shared = await lease.sharedContext({ contextSize: this.contextSize, ...this.options });
+      this.handle = shared.createSequence({ contextSize: Math.min(this.contextSize, shared.contextSize) });
+    } else {
+      this.handle = await lease.model.createContext({ contextSize: this.contextSize, ...this.options });
+    }
+    return this.handle;
+  }
+
+  private async restore(context: InferenceContext): Promise<void> {
+    const snapshot = this.lease.pool.take(this);
+    if (snapshot) {
+      try {
+        await context.loadState(snapshot.bytes, snapshot.tokens);
+        this.period.restoredFromSnapshot = true;
+        return;
+      } catch {
+        // A state the engine refuses now: the prompt is re-read, as for a dropped snapshot.
+      }
+    }
+    this.period.snapshotDropped = true;
+  }
+
+  /** Shared-prefix spawn (SPEC §2.4): copy the longest prefix an idle live sequence shares with `prompt`. */
+  private async spawnFromSharedPrefix(context: InferenceContext, prompt: Int32Array): Promise<void> {
+    const target = context as InferenceSequence;
+    let best: { cache: NodeCache; sequence: InferenceSequence; length: number } | undefined;
+    for (const member of this.lease.pool.all()) {
+      if (!(member instanceof NodeCache) || member === this || !member.idle || !member.handle) continue;
+      const sequence = member.handle as InferenceSequence;
+      if (sequence.shared !== target.shared) continue;
+      const length = Math.min(commonPrefixLength(sequence.tokens, prompt), target.contextSize);
+      if (length >= this.lease.minSharedPrefix && length > (best?.length ?? 0)) best = { cache: member, sequence, length };
+    }
+    if (!best) return;
+    const { cache, sequence, length } = best;
+    // Held through the source's own queue so that none of its jobs runs on it during the copy.
+    await cache.exclusive(() => target.copyPrefixFrom(sequence, length));
+    this.period.sharedFrom = { ...cache.owner, tokens: length };
+  }
+
+  /** Most KV bytes the work may hold: an own context is allocated whole; a sequence grows to prompt + maxTokens. */
+  private peakBytes(work: CacheWork, snapshot: KvSnapshot | undefined): number {
+    if (this.lease.contexts !== 'shared') {
+      if (this.handle) return this.handle.kvBytes;
+      return this.contextSize * estimateKvBytesPerCell(this.lease.model.info, this.options.kvCacheType);
+    }
+    const perCell = this.lease.sharedKvBytesPerCell(this.options.kvCacheType);
+    const held = this.handle?.tokens.length ?? snapshot?.tokens.length ?? 0;
+    const cells = Math.min(this.contextSize, Math.max(held, (work.prompt?.length ?? 0) + (work.maxTokens ?? 0)));
+    return cells * perCell;
   }
 }

@@ -3,7 +3,7 @@ import { LlamaDialogError } from '../../src/errors.js';
 import { loadModel } from '../../src/engine/load-model.js';
 import type { GenerateOptions, GenerateResult, InferenceContext } from '../../src/engine/types.js';
 import type { RuntimeContextOptions, RuntimeModel } from '../../src/engine/types.js';
-import { ModelRegistry } from '../../src/host/model-registry.js';
+import { ModelRegistry, type ModelCatalogEntry } from '../../src/host/model-registry.js';
 import { Session } from '../../src/agent/session.js';
 import { ensureTestModel } from './models.js';
 
@@ -93,8 +93,13 @@ export interface RuntimeHarness {
   forceOutput: (prompt: string) => string | undefined;
 }
 
-/** A created session whose catalog name `tiny` is the tiny synthetic model, loaded by the real engine. */
-export async function createRuntimeHarness(): Promise<RuntimeHarness> {
+/**
+ * A created session whose catalog name `tiny` is the tiny synthetic model, loaded by the real engine. `entry` adds
+ * catalog fields (scheduling, KV budgets); `onContext` is told of every context the engine creates.
+ */
+export async function createRuntimeHarness(
+  harnessOptions: { entry?: Partial<ModelCatalogEntry>; onContext?: (context: InferenceContext) => void } = {},
+): Promise<RuntimeHarness> {
   const path = await ensureTestModel('tiny');
   const harness: RuntimeHarness = {
     path,
@@ -103,7 +108,7 @@ export async function createRuntimeHarness(): Promise<RuntimeHarness> {
     registry: undefined as unknown as ModelRegistry,
   };
   harness.registry = new ModelRegistry({
-    catalog: { tiny: { path } },
+    catalog: { tiny: { ...harnessOptions.entry, path } },
     loader: async (options) => {
       const model = await loadModel(options);
       const wrapped: RuntimeModel = {
@@ -111,10 +116,19 @@ export async function createRuntimeHarness(): Promise<RuntimeHarness> {
         tokenize: (text, opts) => model.tokenize(text, opts),
         detokenize: (tokens, opts) => model.detokenize(tokens, opts),
         isEndOfGeneration: (token) => model.isEndOfGeneration(token),
-        createContext: async (contextOptions: RuntimeContextOptions) =>
-          new ForcedOutputContext(await model.createContext(contextOptions), wrapped, (prompt) => harness.forceOutput(prompt)),
+        createContext: async (contextOptions: RuntimeContextOptions) => {
+          const context = new ForcedOutputContext(await model.createContext(contextOptions), wrapped, (prompt) => harness.forceOutput(prompt));
+          harnessOptions.onContext?.(context);
+          return context;
+        },
         dispose: () => model.dispose(),
       };
+      // The engine's shared context (SPEC §2.4) passes through unwrapped once the Model has it: forced output applies
+      // to own contexts only.
+      const engineModel = model as unknown as RuntimeModel;
+      if (typeof engineModel.createSharedContext === 'function') {
+        wrapped.createSharedContext = (sharedOptions) => (engineModel.createSharedContext as NonNullable<RuntimeModel['createSharedContext']>).call(model, sharedOptions);
+      }
       return wrapped;
     },
   });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { LlamaDialogError } from '../../src/errors.js';
 import { Session, type SessionHostOptions } from '../../src/agent/session.js';
-import { ModelRegistry } from '../../src/host/model-registry.js';
+import { ModelRegistry, type ModelCatalogEntry } from '../../src/host/model-registry.js';
 import { defineNode, type NodeDefinition } from '../../src/graph/node-definition.js';
 import { nodeCatalog } from '../../src/graph/node-catalog.js';
 import { checkReplyFits } from '../../src/graph/inference/shared-params.js';
@@ -73,8 +73,17 @@ export interface Harness {
   loads: string[];
 }
 
-/** A created session over fake models named `names` (catalog names = model names), with the test catalog. */
-export function createHarness(names: string[] = ['m1'], host: Partial<SessionHostOptions> = {}, pinned: string[] = []): Harness {
+/**
+ * A created session over fake models named `names` (catalog names = model names), with the test catalog. `entries`
+ * adds catalog fields per model (scheduling, contexts, budgets); `warnings` collects the registry's warnings.
+ */
+export function createHarness(
+  names: string[] = ['m1'],
+  host: Partial<SessionHostOptions> = {},
+  pinned: string[] = [],
+  entries: Record<string, Partial<ModelCatalogEntry>> = {},
+  warnings: string[] = [],
+): Harness {
   const files = fakeModelFiles(...names);
   const models = new Map<string, FakeModel>();
   const loads: string[] = [];
@@ -86,7 +95,10 @@ export function createHarness(names: string[] = ['m1'], host: Partial<SessionHos
       models.set(name, model);
       return model;
     },
-    catalog: Object.fromEntries(names.map((name) => [name, { path: files[name] as string, pinned: pinned.includes(name) }])),
+    catalog: Object.fromEntries(
+      names.map((name) => [name, { ...entries[name], path: files[name] as string, pinned: pinned.includes(name) }]),
+    ),
+    warn: (message) => warnings.push(message),
   });
   const session = new Session({
     registry,

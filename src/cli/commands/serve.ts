@@ -16,6 +16,13 @@ const catalogSchema = z.record(
     pinned: z.boolean().optional(),
     gpuLayers: z.int().min(0).optional(),
     useMmap: z.boolean().optional(),
+    scheduling: z.enum(['fifo', 'batched']).optional(),
+    contexts: z.enum(['own', 'shared']).optional(),
+    sequences: z.int().min(1).optional(),
+    sharedContextSize: z.int().min(1).optional(),
+    minSharedPrefix: z.int().min(1).optional(),
+    kvMemoryBudget: z.int().min(1).optional(),
+    snapshotMemoryBudget: z.int().min(1).optional(),
   }),
 );
 

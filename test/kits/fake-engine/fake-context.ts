@@ -27,6 +27,13 @@ export interface FakeContextOptions {
   beforeToken?: (index: number) => Promise<void> | void;
   /** KV bytes one cell takes, for `kvBytes` (default 64). */
   kvBytesPerCell?: number;
+  /**
+   * What `kvBytes` counts: `allocation` (default, an own context: the whole cache from creation until release) or
+   * `cells` (a sequence of a shared context: the cells its tokens occupy).
+   */
+  kvAccounting?: 'allocation' | 'cells';
+  /** Told each time this context's KV memory grows (an allocation, or cells added), after it grew. */
+  onKvGrowth?: () => void;
   /** Told of each evaluate / generate / scoreNext once its arguments passed the engine's checks. */
   observe?: (call: FakeContextCall) => void;
 }
@@ -57,6 +64,8 @@ export class FakeContext implements InferenceContext {
   readonly #kvBytesPerCell: number;
   /** Like the real context: the whole KV allocation exists from creation until release, and again after any call. */
   #allocated = true;
+  readonly #kvAccounting: 'allocation' | 'cells';
+  readonly #onKvGrowth: (() => void) | undefined;
 
   constructor(options: FakeContextOptions) {
     if (!Number.isInteger(options.contextSize) || options.contextSize < 1) {
@@ -68,10 +77,19 @@ export class FakeContext implements InferenceContext {
     this.#beforeToken = options.beforeToken;
     this.#observe = options.observe;
     this.#kvBytesPerCell = options.kvBytesPerCell ?? 64;
+    this.#kvAccounting = options.kvAccounting ?? 'allocation';
+    this.#onKvGrowth = options.onKvGrowth;
   }
 
   get kvBytes(): number {
-    return this.#allocated && this.#disposePromise === undefined ? this.contextSize * this.#kvBytesPerCell : 0;
+    if (this.#disposePromise !== undefined) return 0;
+    if (this.#kvAccounting === 'cells') return this.#mirror.length * this.#kvBytesPerCell;
+    return this.#allocated ? this.contextSize * this.#kvBytesPerCell : 0;
+  }
+
+  /** KV cells its tokens occupy now (the live mirror, not the published one). */
+  get cellsHeld(): number {
+    return this.#disposePromise !== undefined ? 0 : this.#mirror.length;
   }
 
   get tokens(): Int32Array {
@@ -141,6 +159,7 @@ export class FakeContext implements InferenceContext {
         const token = next.value;
         generated.push(token);
         this.#mirror.append([token]);
+        this.#grewCells();
         text = this.language.detokenize(Int32Array.from(generated));
         textEnds.push(text.length);
         const hit = firstStop(text, stops, textEnds.length > 1 ? (textEnds.at(-2) as number) : 0);
@@ -215,6 +234,18 @@ export class FakeContext implements InferenceContext {
         throw mismatch(`the tokens passed do not match the state (it holds ${saved.tokens.length} tokens)`);
       }
       this.#mirror.replace(tokens);
+      this.#grewCells();
+    });
+  }
+
+  /**
+   * For a subclass (a fake sequence's prefix copy): makes the cache hold exactly `tokens` without decoding them, as one
+   * operation of this context (refused while another runs or after dispose).
+   */
+  protected adoptTokens(what: string, tokens: Int32Array): Promise<void> {
+    return this.#run(what, undefined, async () => {
+      this.#mirror.replace(tokens);
+      this.#grewCells();
     });
   }
 
@@ -242,7 +273,10 @@ export class FakeContext implements InferenceContext {
       throw new LlamaDialogError('ContextBusy', `cannot ${what}: another operation is still running on this context`);
     }
     if (signal?.aborted === true) throw new LlamaDialogError('Aborted', `${what} aborted before it started`);
-    if (what !== 'release') this.#allocated = true;
+    if (what !== 'release' && !this.#allocated) {
+      this.#allocated = true;
+      if (this.#kvAccounting === 'allocation') this.#onKvGrowth?.();
+    }
     const running = operation();
     this.#inFlight = running;
     try {
@@ -265,10 +299,15 @@ export class FakeContext implements InferenceContext {
         throw new LlamaDialogError('Aborted', `evaluation aborted; the context keeps ${this.#mirror.length} of the ${prompt.length} prompt tokens`);
       }
       this.#mirror.append(prompt.subarray(start, Math.min(prompt.length, start + this.#batchSize)));
+      this.#grewCells();
     }
     const result = { reused, evaluated: prompt.length - reused, ms: 0 };
     this.evaluations.push(result);
     return result;
+  }
+
+  #grewCells(): void {
+    if (this.#kvAccounting === 'cells') this.#onKvGrowth?.();
   }
 
   #checkTokens(tokens: unknown, what: string): asserts tokens is Int32Array {

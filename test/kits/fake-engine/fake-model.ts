@@ -1,6 +1,7 @@
 import { LlamaDialogError } from '../../../src/errors.js';
-import type { InferenceContext, ModelInfo, RuntimeContextOptions, RuntimeModel } from '../../../src/engine/types.js';
+import type { InferenceContext, ModelInfo, RuntimeContextOptions, RuntimeModel, SharedContextOptions } from '../../../src/engine/types.js';
 import { FakeContext } from './fake-context.js';
+import { FakeSequence, FakeSharedContext } from './fake-shared-context.js';
 import type { FakeLanguage } from './fake-language.js';
 
 /** End-of-generation token of the code-point vocabulary (one past the last code point and one spare). */
@@ -34,6 +35,15 @@ export class FakeModel implements RuntimeModel {
   score: (prompt: string, candidates: string[]) => number[] = (_prompt, candidates) => candidates.map(() => Math.log(1 / candidates.length));
   /** Awaited before each generated token; may throw. */
   beforeToken: ((info: { context: number; index: number }) => Promise<void>) | undefined;
+  /** Shared contexts created by {@link createSharedContext}, oldest first. */
+  readonly sharedContexts: FakeSharedContext[] = [];
+  /**
+   * KV bytes per cell, as the engine computes them for f16 (native/context_core.cpp: layers × 2 × KV width × 2 bytes),
+   * so the host's estimate before a context exists matches what the context then reports.
+   */
+  readonly kvBytesPerCell: number;
+  /** Told after every growth of KV memory on this model (a context allocated, cells added to a sequence). */
+  onKvGrowth: (() => void) | undefined;
   readonly #language: FakeLanguage;
 
   constructor(
@@ -56,6 +66,7 @@ export class FakeModel implements RuntimeModel {
       eot: -1,
       vocabOnly: false,
     };
+    this.kvBytesPerCell = this.info.layers * 2 * (Math.floor(this.info.embeddingSize / this.info.heads) * this.info.kvHeads) * 2;
     this.#language = {
       vocabSize: this.info.vocabSize,
       fingerprint: `fake model ${name}`,
@@ -80,22 +91,54 @@ export class FakeModel implements RuntimeModel {
 
   async createContext(options: RuntimeContextOptions): Promise<InferenceContext> {
     if (this.disposed) throw new LlamaDialogError('ObjectDisposed', 'the model has been disposed');
-    const id = this.contexts.length;
     const context = new FakeContext({
       contextSize: options.contextSize,
       ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+      ...this.#contextHooks(this.contexts.length),
+      kvBytesPerCell: this.kvBytesPerCell,
+    });
+    this.contexts.push(context);
+    this.onKvGrowth?.();
+    return context;
+  }
+
+  /** A {@link FakeSharedContext}; its sequences also join {@link contexts} (their calls are logged like a context's). */
+  async createSharedContext(options: SharedContextOptions): Promise<FakeSharedContext> {
+    if (this.disposed) throw new LlamaDialogError('ObjectDisposed', 'the model has been disposed');
+    const shared = new FakeSharedContext({
+      ...options,
+      kvBytesPerCell: this.kvBytesPerCell,
+      sequence: () => ({
+        ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+        ...this.#contextHooks(this.contexts.length),
+      }),
+      onSequence: (sequence) => this.contexts.push(sequence),
+    });
+    this.sharedContexts.push(shared);
+    return shared;
+  }
+
+  /** Live KV bytes on this model as the engine objects report them: own contexts, plus shared cells × bytes per cell. */
+  liveKvBytes(): number {
+    let live = 0;
+    for (const context of this.contexts) if (!(context instanceof FakeSequence)) live += context.kvBytes;
+    for (const shared of this.sharedContexts) live += shared.cellsUsed() * shared.kvBytesPerCell;
+    return live;
+  }
+
+  #contextHooks(id: number) {
+    return {
       language: this.#language,
-      beforeToken: (index) => this.beforeToken?.({ context: id, index }),
-      observe: (call) =>
+      beforeToken: (index: number) => this.beforeToken?.({ context: id, index }),
+      observe: (call: { kind: FakeCall['kind']; prompt: Int32Array; grammar?: string }) =>
         this.calls.push({
           kind: call.kind,
           context: id,
           prompt: this.detokenize(call.prompt),
           ...(call.grammar === undefined ? {} : { grammar: call.grammar }),
         }),
-    });
-    this.contexts.push(context);
-    return context;
+      onKvGrowth: () => this.onKvGrowth?.(),
+    };
   }
 
   /**

@@ -1,0 +1,138 @@
+// One case list for a shared context and its sequences (SPEC §2.4), run against the test kit's FakeSharedContext and,
+// once the engine's Model offers createSharedContext, against llama.cpp on the tiny model: the host's unit tests
+// (shared-prefix spawn, KV snapshot pool over cells) trust the fake only as far as these cases hold on both.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Model } from '../../src/engine/model.js';
+import type { InferenceSequence, RuntimeModel, SharedContextOptions, SharedInferenceContext } from '../../src/engine/types.js';
+import { FakeSharedContext, HashedLanguage } from '../kits/fake-engine/index.js';
+import { TEST_THREADS, concat, loadTinyModel, syntheticPrompt } from '../kits/models.js';
+
+const TINY_VOCAB_SIZE = 128_256;
+
+interface SharedEngineUnderContract {
+  name: string;
+  open(): Promise<void>;
+  close(): Promise<void>;
+  createShared(options: SharedContextOptions): Promise<SharedInferenceContext>;
+}
+
+const fakeEngine: SharedEngineUnderContract = {
+  name: 'FakeSharedContext (test kit)',
+  open: async () => undefined,
+  close: async () => undefined,
+  createShared: async (options) =>
+    new FakeSharedContext({
+      ...options,
+      kvBytesPerCell: 64,
+      sequence: () => ({ language: new HashedLanguage({ vocabSize: TINY_VOCAB_SIZE, firstSampledToken: 1000 }) }),
+    }),
+};
+
+function realEngine(): SharedEngineUnderContract {
+  let model: Model | undefined;
+  return {
+    name: 'shared context (llama.cpp, tiny synthetic model)',
+    open: async () => {
+      model = await loadTinyModel();
+    },
+    close: async () => {
+      await model?.dispose();
+    },
+    createShared: (options) => (model as unknown as Required<RuntimeModel>).createSharedContext({ ...options, threads: TEST_THREADS }),
+  };
+}
+
+/** The real engine joins as soon as its Model has createSharedContext (being built natively; not merged yet). */
+async function engines(): Promise<SharedEngineUnderContract[]> {
+  const { Model } = await import('../../src/engine/model.js');
+  const hasShared = typeof (Model.prototype as { createSharedContext?: unknown }).createSharedContext === 'function';
+  return hasShared ? [fakeEngine, realEngine()] : [fakeEngine];
+}
+
+describe.each(await engines())('SharedInferenceContext contract: $name', (engine) => {
+  const opened: SharedInferenceContext[] = [];
+  const open = async (options: Partial<SharedContextOptions> = {}): Promise<SharedInferenceContext> => {
+    const shared = await engine.createShared({ sequences: 4, contextSize: 512, ...options });
+    opened.push(shared);
+    return shared;
+  };
+  beforeAll(() => engine.open());
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((shared) => shared.dispose()));
+  });
+  afterAll(() => engine.close());
+
+  it('a new sequence is empty; its kvBytes and the shared cellsUsed follow the cells it holds', async () => {
+    const shared = await open();
+    const sequence = shared.createSequence({ contextSize: 128 });
+    expect(sequence.shared).toBe(shared);
+    expect(sequence.contextSize).toBe(128);
+    expect(sequence.tokens).toHaveLength(0);
+    expect(sequence.kvBytes).toBe(0);
+    expect(shared.kvBytesPerCell).toBeGreaterThan(0);
+    await sequence.evaluate(syntheticPrompt(40, 1));
+    expect(sequence.kvBytes).toBe(40 * shared.kvBytesPerCell);
+    expect(shared.cellsUsed()).toBe(40);
+    expect(shared.liveSequences).toBe(1);
+  });
+
+  it('refuses a sequence beyond `sequences` (InsufficientMemory) or larger than the context (InvalidArgument); dispose frees the id', async () => {
+    const shared = await open({ sequences: 2 });
+    const first = shared.createSequence({ contextSize: 64 });
+    shared.createSequence({ contextSize: 64 });
+    expect(() => shared.createSequence({ contextSize: 64 })).toThrow(expect.objectContaining({ errorName: 'InsufficientMemory' }));
+    expect(() => shared.createSequence({ contextSize: 513 })).toThrow(expect.objectContaining({ errorName: 'InvalidArgument' }));
+    await first.dispose();
+    expect(shared.liveSequences).toBe(1);
+    expect(shared.createSequence({ contextSize: 64 }).tokens).toHaveLength(0);
+  });
+
+  it('copyPrefixFrom makes a sequence hold a prefix of another without decoding; its next evaluate decodes only the rest', async () => {
+    const shared = await open();
+    const source = shared.createSequence({ contextSize: 256 });
+    const target = shared.createSequence({ contextSize: 256 });
+    const common = syntheticPrompt(48, 2);
+    await source.evaluate(concat(common, syntheticPrompt(16, 3)));
+    await target.copyPrefixFrom(source, 48);
+    expect(Array.from(target.tokens)).toEqual(Array.from(common));
+    expect(await target.evaluate(concat(common, syntheticPrompt(8, 4)))).toMatchObject({ reused: 48, evaluated: 8 });
+    // The source is untouched.
+    expect(source.tokens).toHaveLength(64);
+  });
+
+  it('copyPrefixFrom refuses a length beyond the source and a sequence of another shared context', async () => {
+    const shared = await open();
+    const other = await open();
+    const source = shared.createSequence({ contextSize: 128 });
+    const target = shared.createSequence({ contextSize: 128 });
+    const stranger = other.createSequence({ contextSize: 128 });
+    await source.evaluate(syntheticPrompt(10, 5));
+    await expect(target.copyPrefixFrom(source, 11)).rejects.toMatchObject({ errorName: 'InvalidArgument' });
+    await stranger.evaluate(syntheticPrompt(10, 5));
+    await expect(target.copyPrefixFrom(stranger as InferenceSequence, 5)).rejects.toMatchObject({ errorName: 'InvalidArgument' });
+    expect(target.tokens).toHaveLength(0);
+  });
+
+  it('a saved sequence state loads into a new sequence, which then reuses all of it', async () => {
+    const shared = await open();
+    const sequence = shared.createSequence({ contextSize: 128 });
+    const prompt = syntheticPrompt(30, 6);
+    await sequence.evaluate(prompt);
+    const bytes = await sequence.saveState();
+    const tokens = sequence.tokens;
+    await sequence.dispose();
+    expect(shared.cellsUsed()).toBe(0);
+    const restored = shared.createSequence({ contextSize: 128 });
+    await restored.loadState(bytes, tokens);
+    expect(Array.from(restored.tokens)).toEqual(Array.from(prompt));
+    expect(await restored.evaluate(concat(prompt, syntheticPrompt(5, 7)))).toMatchObject({ reused: 30, evaluated: 5 });
+  });
+
+  it('dispose of the shared context disposes its sequences', async () => {
+    const shared = await open();
+    const sequence = shared.createSequence({ contextSize: 64 });
+    await shared.dispose();
+    await expect(sequence.evaluate(syntheticPrompt(4, 8))).rejects.toMatchObject({ errorName: 'ObjectDisposed' });
+    expect(sequence.kvBytes).toBe(0);
+  });
+});

@@ -1,0 +1,100 @@
+import { LlamaDialogError } from '../../../src/errors.js';
+import type { InferenceSequence, SharedContextOptions, SharedInferenceContext } from '../../../src/engine/types.js';
+import { FakeContext, type FakeContextOptions } from './fake-context.js';
+
+/** A sequence of a {@link FakeSharedContext}: a {@link FakeContext} whose `kvBytes` counts the cells it holds. */
+export class FakeSequence extends FakeContext implements InferenceSequence {
+  constructor(
+    readonly shared: FakeSharedContext,
+    options: FakeContextOptions,
+    private readonly onDispose: (sequence: FakeSequence) => void,
+  ) {
+    super({ ...options, kvAccounting: 'cells' });
+  }
+
+  /** As llama_memory_seq_cp: this sequence holds the source's first `length` tokens, none decoded. */
+  copyPrefixFrom(source: InferenceSequence, length: number): Promise<void> {
+    if (!(source instanceof FakeSequence) || source.shared !== this.shared) {
+      return Promise.reject(new LlamaDialogError('InvalidArgument', 'copyPrefixFrom: the source is not a sequence of the same shared context'));
+    }
+    if (source.disposed) return Promise.reject(new LlamaDialogError('ObjectDisposed', 'copyPrefixFrom: the source has been disposed'));
+    if (source.busy) return Promise.reject(new LlamaDialogError('ContextBusy', 'copyPrefixFrom: the source is running an operation'));
+    const tokens = source.tokens;
+    if (!Number.isInteger(length) || length < 0 || length > tokens.length || length > this.contextSize) {
+      return Promise.reject(
+        new LlamaDialogError('InvalidArgument', `copyPrefixFrom: length ${length} is beyond the source's ${tokens.length} tokens or this sequence's size ${this.contextSize}`),
+      );
+    }
+    this.shared.prefixCopies.push({ length });
+    return this.adoptTokens('copyPrefixFrom', tokens.slice(0, length));
+  }
+
+  override async dispose(): Promise<void> {
+    await super.dispose();
+    this.onDispose(this);
+  }
+}
+
+export interface FakeSharedContextOptions extends SharedContextOptions {
+  /** Settings of each new sequence (language, observers); its contextSize is the sequence's own. */
+  sequence: () => Omit<FakeContextOptions, 'contextSize' | 'kvAccounting' | 'kvBytesPerCell'>;
+  /** Told of each sequence created. */
+  onSequence?: (sequence: FakeSequence) => void;
+  kvBytesPerCell: number;
+}
+
+/**
+ * The test kit's stand-in for a model-wide shared context (SPEC §2.4): sequences that are {@link FakeContext}s over one
+ * pool of cells. `cellsUsed()` sums the sequences' mirrors (a copied prefix counts in each sequence, an upper bound of
+ * llama.cpp's shared cells); `copyPrefixFrom` copies the mirror. It does not batch: each sequence runs its own work.
+ */
+export class FakeSharedContext implements SharedInferenceContext {
+  readonly sequences: number;
+  readonly contextSize: number;
+  readonly kvBytesPerCell: number;
+  /** Every prefix copy, oldest first. */
+  readonly prefixCopies: { length: number }[] = [];
+  readonly live = new Set<FakeSequence>();
+  disposed = false;
+  readonly #options: FakeSharedContextOptions;
+
+  constructor(options: FakeSharedContextOptions) {
+    this.sequences = options.sequences;
+    this.contextSize = options.contextSize;
+    this.kvBytesPerCell = options.kvBytesPerCell;
+    this.#options = options;
+  }
+
+  get liveSequences(): number {
+    return this.live.size;
+  }
+
+  cellsUsed(): number {
+    let cells = 0;
+    for (const sequence of this.live) cells += sequence.cellsHeld;
+    return cells;
+  }
+
+  createSequence(options: { contextSize: number }): FakeSequence {
+    if (this.disposed) throw new LlamaDialogError('ObjectDisposed', 'the shared context has been disposed');
+    if (!Number.isInteger(options.contextSize) || options.contextSize < 1 || options.contextSize > this.contextSize) {
+      throw new LlamaDialogError('InvalidArgument', `a sequence holds 1 .. ${this.contextSize} tokens, got ${options.contextSize}`);
+    }
+    if (this.live.size >= this.sequences) {
+      throw new LlamaDialogError('InsufficientMemory', `every one of the ${this.sequences} sequences of the shared context is taken`);
+    }
+    const sequence = new FakeSequence(
+      this,
+      { ...this.#options.sequence(), contextSize: options.contextSize, kvBytesPerCell: this.kvBytesPerCell },
+      (disposed) => this.live.delete(disposed),
+    );
+    this.live.add(sequence);
+    this.#options.onSequence?.(sequence);
+    return sequence;
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    await Promise.all([...this.live].map((sequence) => sequence.dispose()));
+  }
+}
