@@ -13,15 +13,9 @@ import type { TavernScene } from './tavern-scene.js';
 /** The tavern strategies that run on this package's runtime. */
 export type TavernAgentStrategyName = 'fifo' | 'batched' | 'batched-no-spawn';
 
-/**
- * The catalog fields each strategy sets on the model (SPEC §2.4, §6). `contexts` and `sharedPrefixSpawn` are not in
- * `ModelCatalogEntry` yet: they are the names the batched engine's catalog entry takes.
- */
-export interface TavernCatalogSettings {
-  scheduling: 'fifo' | 'batched';
-  contexts?: 'own' | 'shared';
-  sharedPrefixSpawn?: boolean;
-}
+/** The catalog fields each strategy sets on the model (SPEC §2.4, §6). */
+export type TavernCatalogSettings = Required<Pick<ModelCatalogEntry, 'scheduling'>> &
+  Pick<ModelCatalogEntry, 'contexts' | 'sharedPrefixSpawn'>;
 
 export const TAVERN_CATALOG_SETTINGS: Readonly<Record<TavernAgentStrategyName, TavernCatalogSettings>> = {
   fifo: { scheduling: 'fifo' },
@@ -81,9 +75,7 @@ export class TavernAgentStrategy implements TavernStrategy {
 
   async prepare(scene: TavernScene): Promise<void> {
     const { modelPath, contextSize, maxTokens, threads, gpuLayers } = this.options;
-    // The extra fields travel to the registry as the batched engine's catalog entry names them; until ModelCatalogEntry
-    // declares them, the checks below catch a registry that ignores them.
-    const entry = { path: modelPath, ...(gpuLayers === undefined ? {} : { gpuLayers }), ...this.catalog } as ModelCatalogEntry;
+    const entry: ModelCatalogEntry = { path: modelPath, ...(gpuLayers === undefined ? {} : { gpuLayers }), ...this.catalog };
     const registry = new ModelRegistry({
       loader: async (load) => this.meter.wrap(await loadModel(load)),
       catalog: { [MODEL_NAME]: entry },

@@ -49,6 +49,8 @@ export interface ModelCatalogEntry {
   sharedContextSize?: number;
   /** Shortest common prefix (tokens) a new sequence copies from a live one (default 32). */
   minSharedPrefix?: number;
+  /** Whether a new sequence may start from a copy of a live one's prefix at all (default true; off for comparisons). */
+  sharedPrefixSpawn?: boolean;
   /**
    * Bytes of live KV memory allowed on this model (all its contexts or sequences together); idle caches beyond it are
    * saved to RAM and freed, least recently used first (kv-snapshot-pool.ts). Default: unlimited.
@@ -197,7 +199,8 @@ export class ModelRegistry {
       scheduler: entry.scheduler,
       contexts: entry.contexts,
       pool: entry.pool,
-      minSharedPrefix: entry.spec.minSharedPrefix ?? DEFAULT_MIN_SHARED_PREFIX,
+      minSharedPrefix:
+        entry.spec.sharedPrefixSpawn === false ? Number.POSITIVE_INFINITY : (entry.spec.minSharedPrefix ?? DEFAULT_MIN_SHARED_PREFIX),
       sharedContext: (first) => this.sharedContextOf(entry, model, first),
       sharedKvBytesPerCell: (kvCacheType) => entry.shared?.kvBytesPerCell ?? estimateKvBytesPerCell(model.info, kvCacheType),
       release: async () => {

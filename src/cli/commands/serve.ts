@@ -21,6 +21,7 @@ const catalogSchema = z.record(
     sequences: z.int().min(1).optional(),
     sharedContextSize: z.int().min(1).optional(),
     minSharedPrefix: z.int().min(1).optional(),
+    sharedPrefixSpawn: z.boolean().optional(),
     kvMemoryBudget: z.int().min(1).optional(),
     snapshotMemoryBudget: z.int().min(1).optional(),
   }),

@@ -149,6 +149,17 @@ describe("contexts: 'shared'", () => {
     expect(cacheOf((await bob2.sendMessage('hello')).diagnostics).sharedFrom).toMatchObject({ agentId: ada2.id, tokens: 27 });
   });
 
+  it('sharedPrefixSpawn: false turns the spawn off whatever the common prefix', async () => {
+    const { session, models } = sharedHarness({ sharedPrefixSpawn: false });
+    const baker = await session.createAgent({ graph: graph(`${VILLAGE}You bake bread.`), defaultModel: 'm1', enableDiagnostics: true });
+    const smith = await session.createAgent({ graph: graph(`${VILLAGE}You forge swords.`), defaultModel: 'm1', enableDiagnostics: true });
+    await baker.sendMessage('hello');
+    const cache = cacheOf((await smith.sendMessage('hello')).diagnostics);
+    expect(cache.sharedFrom).toBeUndefined();
+    expect(cache.reused).toBe(0);
+    expect(models.get('m1')!.sharedContexts[0]!.prefixCopies).toEqual([]);
+  });
+
   it('under a KV budget the shared cells never exceed it, the dialog equals the unlimited one, and restores decode only the suffix', async () => {
     async function run(entry: Partial<ModelCatalogEntry>) {
       const { session, models } = sharedHarness(entry);
