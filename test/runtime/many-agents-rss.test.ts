@@ -65,6 +65,7 @@ describe('many agents on one model under a KV budget', () => {
 
     const overBudget: { round: number; agent: number; liveKvBytes: number }[] = [];
     const rss: number[] = [sampleRss()];
+    const heap: number[] = [process.memoryUsage().heapUsed];
     let stats: ModelStats | undefined;
     const started = performance.now();
     for (let round = 1; round <= ROUNDS; round++) {
@@ -75,6 +76,7 @@ describe('many agents on one model under a KV budget', () => {
         if (stats.liveKvBytes > kvMemoryBudget) overBudget.push({ round, agent: index, liveKvBytes: stats.liveKvBytes });
       }
       rss[round] = sampleRss();
+      heap[round] = process.memoryUsage().heapUsed;
     }
     const seconds = (performance.now() - started) / 1000;
 
@@ -88,7 +90,8 @@ describe('many agents on one model under a KV budget', () => {
         `(${((peak / reference - 1) * 100).toFixed(1)} %); peak live KV ${stats!.peakLiveKvBytes} of ${kvMemoryBudget} B; ` +
         `evictions ${stats!.evictions}, restores ${stats!.restores}, snapshots ${stats!.snapshots} (${stats!.snapshotBytes} B), dropped ${stats!.snapshotsDropped}`,
     );
-    console.log(`[many-agents-rss] RSS MiB every 10 rounds: ${rss.filter((_, round) => round % 10 === 0).map(mib).join(' ')}`);
+    const everyTenth = (values: number[]): string => values.filter((_, round) => round % 10 === 0).map(mib).join(' ');
+    console.log(`[many-agents-rss] MiB every 10 rounds: RSS ${everyTenth(rss)}; JS heap used ${everyTenth(heap)}`);
 
     expect(stats!.kvMemoryBudget).toBe(kvMemoryBudget);
     expect(overBudget).toEqual([]);
