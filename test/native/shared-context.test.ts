@@ -292,6 +292,37 @@ describe('shared context: sequences batched into one decode per step', () => {
     await Promise.all([...all, reused].map((s) => s.dispose()));
   });
 
+  it('a decode that fails for one sequence fails only that one: the batch is retried per sequence', async () => {
+    // 256 cells: A holds 200 and generates; B's prompt chunk cannot find room next to it (llama_decode returns 1).
+    const small = await model.createSharedContext({ sequences: 2, contextSize: 256, batchSize: 64, threads: TEST_THREADS });
+    try {
+      const a = small.createSequence({ contextSize: 256 });
+      const b = small.createSequence({ contextSize: 256 });
+      const prompt = syntheticPrompt(200, 51);
+      await a.evaluate(prompt);
+      const [generated, evaluated] = await Promise.allSettled([
+        a.generate({ prompt, maxTokens: 40, sampling: GREEDY, profile: true }),
+        b.evaluate(syntheticPrompt(100, 52)),
+      ]);
+      expect(evaluated.status).toBe('rejected');
+      expect((evaluated as PromiseRejectedResult).reason).toMatchObject({ errorName: 'InferenceFailed' });
+      expect(((evaluated as PromiseRejectedResult).reason as Error).message).toBe('llama_decode failed with code 1 on tokens 0..63');
+      expect(b.tokens.length).toBe(0); // nothing of the failed chunk stays in the cache or the mirror
+      expect(generated.status).toBe('fulfilled');
+      const result = (generated as PromiseFulfilledResult<GenerateResult>).value;
+      expect(result.tokens.length).toBe(40);
+      expect(Array.from(a.tokens)).toEqual([...prompt, ...result.tokens]);
+      const reference = await ownContextReply(prompt, 40);
+      await expectSameGreedy(result.tokens, reference.tokens, prompt);
+      expect(small.cellsUsed()).toBe(240);
+      // B works again once there is room.
+      await a.release();
+      expect(await b.evaluate(syntheticPrompt(100, 52))).toMatchObject({ reused: 0, evaluated: 100 });
+    } finally {
+      await small.dispose();
+    }
+  });
+
   it('copyPrefixFrom across two shared contexts is InvalidArgument', async () => {
     const other = await model.createSharedContext({ sequences: 2, contextSize: 256, threads: TEST_THREADS });
     const mine = shared.createSequence({ contextSize: 256 });
