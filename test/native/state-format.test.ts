@@ -43,7 +43,7 @@ describe('state format (native/state_format.cpp)', () => {
     ['another model', () => format().check(format().write(target, tokens, payload), { ...target, fingerprint: 1n }, tokens), /different model/],
     ['a flipped payload bit', () => {
       const bytes = format().write(target, tokens, payload);
-      bytes[format().headerSize + 50] ^= 0x04;
+      bytes[format().headerSize + 50]! ^= 0x04;
       return format().check(bytes, target, tokens);
     }, /corrupted \(its checksum/],
     ['another KV type', () => format().check(format().write(target, tokens, payload), { ...target, kvType: GGML_Q8_0 }, tokens), /saved with a f16 KV cache but this context uses q8_0/],
