@@ -241,6 +241,8 @@ void Sequence::OnDecodeFailed(int32_t rc, size_t count) {
 void Sequence::Complete() {
   phase_ = Phase::kIdle;
   outcome_.endedAt = MonotonicMs();
+  // Before the result reaches JS: whoever awaited it reads cellsUsed() next.
+  if (engine_.context() != nullptr) engine_.RefreshCellsUsed();
   RequestCallbacks callbacks = std::move(callbacks_);
   callbacks_ = RequestCallbacks{};
   sampler_.reset();
@@ -252,6 +254,7 @@ void Sequence::Fail(ErrorCode code, const std::string& message) {
   if (phase_ == Phase::kIdle) return;
   phase_ = Phase::kIdle;
   pendingToken_ = LLAMA_TOKEN_NULL;
+  if (engine_.context() != nullptr) engine_.RefreshCellsUsed();
   RequestCallbacks callbacks = std::move(callbacks_);
   callbacks_ = RequestCallbacks{};
   sampler_.reset();
