@@ -299,9 +299,13 @@ void Engine::Submit(const std::shared_ptr<Sequence>& sequence, SequenceRequest r
 void Engine::Gather(std::vector<Participant>& participants) {
   const size_t capacity = static_cast<size_t>(llama_n_batch(context_));
   size_t used = 0;
-  // 2. the next token of every generating sequence
-  for (const auto& sequence : running_) {
-    if (!sequence->generating() || used >= capacity) continue;
+  // 2. the next token of every generating sequence (from a rotating start too: with more generating sequences
+  //    than the batch holds, the ones left out this step come first next step)
+  const size_t running = running_.size();
+  const size_t firstGenerating = generateCursor_++ % running;
+  for (size_t k = 0; k < running && used < capacity; ++k) {
+    const auto& sequence = running_[(firstGenerating + k) % running];
+    if (!sequence->generating()) continue;
     participants.push_back(Participant{sequence, 1, -1});
     ++used;
   }
