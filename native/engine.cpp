@@ -107,6 +107,13 @@ Engine::Engine(std::shared_ptr<LoadedModel> model, const ContextSettings& settin
   if (contextSize_ == 0) throw DialogError(ErrorCode::InvalidArgument, "the model declares no trained context size; pass contextSize");
   settings_.sequences = std::max<uint32_t>(1, settings_.sequences);
   settings_.batchSize = std::max<uint32_t>(1, std::min(settings_.batchSize, contextSize_));
+  // llama.cpp keeps at least one output row per sequence within n_batch rows and asserts (aborts the process)
+  // otherwise. This also means every generating sequence always fits one step's batch.
+  if (settings_.batchSize < settings_.sequences) {
+    throw DialogError(ErrorCode::InvalidArgument, "batchSize (" + std::to_string(settings_.batchSize) +
+                                                      ", at most contextSize) must be at least the number of sequences (" +
+                                                      std::to_string(settings_.sequences) + ")");
+  }
 
   const std::string reason = NonGenerativeReason(m);
   if (!reason.empty()) {
@@ -299,13 +306,9 @@ void Engine::Submit(const std::shared_ptr<Sequence>& sequence, SequenceRequest r
 void Engine::Gather(std::vector<Participant>& participants) {
   const size_t capacity = static_cast<size_t>(llama_n_batch(context_));
   size_t used = 0;
-  // 2. the next token of every generating sequence (from a rotating start too: with more generating sequences
-  //    than the batch holds, the ones left out this step come first next step)
-  const size_t running = running_.size();
-  const size_t firstGenerating = generateCursor_++ % running;
-  for (size_t k = 0; k < running && used < capacity; ++k) {
-    const auto& sequence = running_[(firstGenerating + k) % running];
-    if (!sequence->generating()) continue;
+  // 2. the next token of every generating sequence (all fit: n_batch >= n_seq_max)
+  for (const auto& sequence : running_) {
+    if (!sequence->generating() || used >= capacity) continue;
     participants.push_back(Participant{sequence, 1, -1});
     ++used;
   }

@@ -5,7 +5,8 @@
 //
 // Batch composition of one Step() (continuous batching, as llama-server's slot update loop does):
 //  1. Every sequence whose abort flag is set and that has nothing in flight ends first (it contributes nothing).
-//  2. One token for every generating sequence: the token it sampled last step (logits requested for it). With
+//  2. One token for every generating sequence: the token it sampled last step (logits requested for it). They
+//     always fit: n_batch >= n_seq_max is required at creation (llama.cpp needs an output row per sequence). With
 //     more generating sequences than n_batch, the start rotates every step so that none waits twice in a row.
 //  3. The rest of the batch (n_batch tokens in all) goes to sequences in their prompt phase: the free room is
 //     split evenly among them (at least one token each while room lasts), then what some did not need goes to
@@ -117,7 +118,6 @@ class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
   std::vector<std::shared_ptr<Sequence>> running_;  // sequences with a request (compute thread)
   std::vector<Participant>* decoding_ = nullptr;     // this step's participants, for the abort callback
   size_t promptCursor_ = 0;
-  size_t generateCursor_ = 0;
   std::atomic<uint32_t> cellsUsed_{0};
   std::atomic<bool> retired_{false};
 };

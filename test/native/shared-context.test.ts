@@ -100,6 +100,16 @@ describe('shared context: sequences batched into one decode per step', () => {
     expect(shared.cellsUsed()).toBe(0);
   });
 
+  it('a batch smaller than the number of sequences is refused (llama.cpp would abort the process)', async () => {
+    await expect(model.createSharedContext({ sequences: 4, contextSize: 2048, batchSize: 2, threads: TEST_THREADS })).rejects.toMatchObject({
+      errorName: 'InvalidArgument',
+      message: expect.stringMatching(/batchSize \(2, at most contextSize\) must be at least the number of sequences \(4\)/),
+    });
+    await expect(model.createSharedContext({ sequences: 8, contextSize: 4, threads: TEST_THREADS })).rejects.toMatchObject({
+      errorName: 'InvalidArgument',
+    });
+  });
+
   it('a sequence reuses its own prefix (LCP) exactly like an own context', async () => {
     const sequence = shared.createSequence({ contextSize: 1024 });
     try {
