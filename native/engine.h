@@ -6,8 +6,7 @@
 // Batch composition of one Step() (continuous batching, as llama-server's slot update loop does):
 //  1. Every sequence whose abort flag is set and that has nothing in flight ends first (it contributes nothing).
 //  2. One token for every generating sequence: the token it sampled last step (logits requested for it). They
-//     always fit: n_batch >= n_seq_max is required at creation (llama.cpp needs an output row per sequence). With
-//     more generating sequences than n_batch, the start rotates every step so that none waits twice in a row.
+//     always fit: n_batch >= n_seq_max is required at creation (llama.cpp needs an output row per sequence).
 //  3. The rest of the batch (n_batch tokens in all) goes to sequences in their prompt phase: the free room is
 //     split evenly among them (at least one token each while room lasts), then what some did not need goes to
 //     the others; the order starts one sequence later at every step, so that no prompt always comes first.
