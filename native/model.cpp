@@ -218,7 +218,8 @@ ContextSettings ModelHandle::SettingsFrom(const Napi::Value& value, const char* 
   settings.threads = static_cast<int32_t>(IntProp(options, "threads", 4, 1, 512));
   settings.kvType = KvTypeFromName(StringProp(options, "kvCacheType", "f16"));
   settings.flashAttention = FlashAttentionFromName(StringProp(options, "flashAttention", "auto"));
-  settings.sequences = static_cast<uint32_t>(IntProp(options, "sequences", 1, 1, 4096));
+  // llama.cpp refuses more than LLAMA_MAX_SEQ (256) sequences in one context.
+  settings.sequences = static_cast<uint32_t>(IntProp(options, "sequences", 1, 1, 256));
   return settings;
 }
 

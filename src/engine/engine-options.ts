@@ -55,7 +55,8 @@ export const generateOptionsSchema = z
 
 export const sharedContextOptionsSchema = z
   .object({
-    sequences: z.number().int().min(1).max(4096),
+    // llama.cpp's LLAMA_MAX_SEQ (native/model.cpp checks the same bound)
+    sequences: z.number().int().min(1).max(256),
     contextSize: z.number().int().min(1).max(16_777_216),
     batchSize: z.number().int().min(1).max(65_536).optional(),
     threads: z.number().int().min(1).max(512).optional(),
