@@ -1,6 +1,6 @@
 // Entry point of the addon: initialises the llama.cpp backend once per process, installs the log
-// bridge, and exports loadModel plus the logging controls. ModelHandle / ContextHandle objects are
-// only ever created by the workers (loadModel, model.createContext).
+// bridge, and exports loadModel plus the logging controls. ModelHandle / ContextHandle / SharedContextHandle
+// objects are only ever created by the addon itself (loadModel, model.createContext, createSharedContext).
 #include <napi.h>
 
 #include <mutex>
@@ -10,10 +10,12 @@
 #include "context.h"
 #include "errors.h"
 #include "grammar.h"
+#include "internal_entry.h"
 #include "js_args.h"
 #include "llama.h"
 #include "log_bridge.h"
 #include "model.h"
+#include "shared_context.h"
 #include "teardown.h"
 #include "workers/workers.h"
 
@@ -57,6 +59,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   auto* data = new AddonData();
   data->modelConstructor = Napi::Persistent(ModelHandle::DefineClass(env));
   data->contextConstructor = Napi::Persistent(ContextHandle::DefineClass(env));
+  data->sharedContextConstructor = Napi::Persistent(SharedContextHandle::DefineClass(env));
   env.SetInstanceData<AddonData>(data);
   TrackEnvironment(env);
 
@@ -74,6 +77,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("loadBackendFile", Napi::Function::New<LoadBackendFile>(env, "loadBackendFile"));
   exports.Set("probeLibrary", Napi::Function::New<ProbeLibrary>(env, "probeLibrary"));
   exports.Set("listBackends", Napi::Function::New<ListBackends>(env, "listBackends"));
+  exports.Set("_internal", CreateInternalEntry(env));
   return exports;
 }
 

@@ -9,6 +9,7 @@ namespace llama_dialog {
 struct AddonData {
   Napi::FunctionReference modelConstructor;
   Napi::FunctionReference contextConstructor;
+  Napi::FunctionReference sharedContextConstructor;
 };
 
 inline AddonData& GetAddonData(Napi::Env env) { return *env.GetInstanceData<AddonData>(); }

@@ -1,84 +1,63 @@
 #include "compute_thread.h"
 
-#include <condition_variable>
-#include <deque>
-#include <exception>
-#include <mutex>
-#include <thread>
+#include <algorithm>
 
 namespace llama_dialog {
-namespace {
 
-struct Job {
-  const std::function<void()>* task;
-  std::exception_ptr error;
-  bool done = false;
-};
-
-class ComputeThread {
- public:
-  ComputeThread() : thread_([this] { Loop(); }) {
-    id_ = thread_.get_id();
-    // Never joined: the thread lives as long as the process, and joining at static destruction would
-    // race with libuv's own teardown. Detach keeps exit from hanging on it.
-    thread_.detach();
-  }
-
-  void Run(const std::function<void()>& task) {
-    if (std::this_thread::get_id() == id_) {  // nested call from a task: run inline
-      task();
-      return;
-    }
-    Job job{&task, nullptr, false};
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      queue_.push_back(&job);
-    }
-    wake_.notify_one();
-    std::unique_lock<std::mutex> lock(mutex_);
-    finished_.wait(lock, [&] { return job.done; });
-    if (job.error) std::rethrow_exception(job.error);
-  }
-
- private:
-  void Loop() {
-    for (;;) {
-      Job* job;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return !queue_.empty(); });
-        job = queue_.front();
-        queue_.pop_front();
-      }
-      try {
-        (*job->task)();
-      } catch (...) {
-        job->error = std::current_exception();
-      }
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        job->done = true;
-      }
-      finished_.notify_all();
-    }
-  }
-
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::condition_variable finished_;
-  std::deque<Job*> queue_;
-  std::thread::id id_;
-  std::thread thread_;
-};
-
-ComputeThread& Instance() {
-  // Leaked on purpose (see the detach above): never destroyed while a libuv thread may still wait on it.
-  static ComputeThread* instance = new ComputeThread();
-  return *instance;
+ComputeThread::ComputeThread() : state_(std::make_shared<State>()) {
+  std::unique_lock<std::mutex> lock(state_->mutex);
+  thread_ = std::thread(Loop, state_);
+  state_->threadId = thread_.get_id();
 }
 
-}  // namespace
+ComputeThread::~ComputeThread() {
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->stop = true;
+  }
+  state_->wake.notify_all();
+  if (!thread_.joinable()) return;
+  if (std::this_thread::get_id() == thread_.get_id()) {
+    thread_.detach();  // the last owner was a task on this thread: it ends when that task returns
+  } else {
+    thread_.join();
+  }
+}
 
-void RunOnComputeThread(const std::function<void()>& task) { Instance().Run(task); }
+void ComputeThread::Post(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->tasks.push_back(std::move(task));
+  }
+  state_->wake.notify_one();
+}
+
+void ComputeThread::Activate(std::shared_ptr<SteppedWork> work) {
+  auto& active = state_->active;
+  if (std::find(active.begin(), active.end(), work) == active.end()) active.push_back(std::move(work));
+}
+
+void ComputeThread::Loop(std::shared_ptr<State> state) {
+  for (;;) {
+    std::deque<std::function<void()>> tasks;
+    {
+      std::unique_lock<std::mutex> lock(state->mutex);
+      // Idle (nothing to step): sleep until a task arrives. Busy: only pick up what is queued, then step.
+      state->wake.wait(lock, [&] { return state->stop || !state->tasks.empty() || !state->active.empty(); });
+      if (state->stop && state->tasks.empty()) return;
+      tasks.swap(state->tasks);
+    }
+    for (auto& task : tasks) {
+      task();
+      task = nullptr;  // drop what it holds (engines, models) on this thread, in order
+    }
+    // Round-robin over the engines that have work: one step each, so that no engine starves another.
+    auto& active = state->active;
+    for (size_t i = 0; i < active.size(); ++i) {
+      if (active[i]->HasWork()) active[i]->Step();
+    }
+    active.erase(std::remove_if(active.begin(), active.end(), [](const auto& w) { return !w->HasWork(); }), active.end());
+  }
+}
 
 }  // namespace llama_dialog

@@ -1,11 +1,12 @@
 #include "context.h"
 
+#include <cstring>
+
 #include "addon_data.h"
 #include "errors.h"
 #include "grammar.h"
 #include "js_args.h"
 #include "teardown.h"
-#include "workers/workers.h"
 
 namespace llama_dialog {
 namespace {
@@ -31,6 +32,60 @@ SamplingSettings SamplingFrom(const Napi::Value& value) {
   return s;
 }
 
+const char* StopReasonName(StopReason reason) {
+  switch (reason) {
+    case StopReason::kEog: return "eog";
+    case StopReason::kStopString: return "stopString";
+    case StopReason::kMaxTokens: return "maxTokens";
+    case StopReason::kAborted: return "aborted";
+  }
+  return "maxTokens";
+}
+
+Napi::Value EvaluateResult(Napi::Env env, const RequestOutcome& o) {
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("reused", static_cast<double>(o.reused));
+  result.Set("evaluated", static_cast<double>(o.evaluated));
+  result.Set("ms", o.ms);
+  return result;
+}
+
+Napi::Value GenerateResult(Napi::Env env, const RequestOutcome& o, bool profile) {
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("text", Napi::String::New(env, o.text));
+  result.Set("tokens", ToInt32Array(env, o.tokens));
+  result.Set("stopReason", StopReasonName(o.stopReason));
+  Napi::Object timings = Napi::Object::New(env);
+  timings.Set("promptReused", static_cast<double>(o.reused));
+  timings.Set("promptEvaluated", static_cast<double>(o.evaluated));
+  timings.Set("promptMs", o.promptMs);
+  timings.Set("firstTokenMs", o.firstTokenMs);
+  timings.Set("generateMs", o.generateMs);
+  timings.Set("tokensGenerated", static_cast<double>(o.tokens.size()));
+  timings.Set("startedAt", o.startedAt);
+  timings.Set("endedAt", o.endedAt);
+  result.Set("timings", timings);
+  if (profile) {
+    Napi::Array steps = Napi::Array::New(env, o.profile.size());
+    for (size_t i = 0; i < o.profile.size(); ++i) {
+      const StepProfile& p = o.profile[i];
+      Napi::Object step = Napi::Object::New(env);
+      step.Set("decodeMs", p.decodeMs);
+      step.Set("batchTokens", p.batchTokens);
+      step.Set("sequences", p.sequences);
+      step.Set("cellsUsed", p.cellsUsed);
+      step.Set("nKv", p.nKv);
+      step.Set("sampleMs", p.sampleMs);
+      step.Set("graphReused", p.graphReused);
+      steps.Set(static_cast<uint32_t>(i), step);
+    }
+    Napi::Object profileObject = Napi::Object::New(env);
+    profileObject.Set("steps", steps);
+    result.Set("profile", profileObject);
+  }
+  return result;
+}
+
 }  // namespace
 
 Napi::Function ContextHandle::DefineClass(Napi::Env env) {
@@ -47,53 +102,77 @@ Napi::Function ContextHandle::DefineClass(Napi::Env env) {
           InstanceMethod<&ContextHandle::SaveState>("saveState"),
           InstanceMethod<&ContextHandle::LoadState>("loadState"),
           InstanceMethod<&ContextHandle::Release>("release"),
+          InstanceMethod<&ContextHandle::CopyPrefixFrom>("copyPrefixFrom"),
           InstanceMethod<&ContextHandle::Abort>("abort"),
           InstanceMethod<&ContextHandle::Dispose>("dispose"),
       });
 }
 
-Napi::Object ContextHandle::NewInstance(Napi::Env env, std::unique_ptr<ContextCore> core) {
-  // The constructor moves the core out of this slot: exactly one owner at every moment, so a throw on
-  // either side of the hand-over frees it once (the caller's slot, or the half-built handle).
-  Napi::Object object =
-      GetAddonData(env).contextConstructor.New({Napi::External<std::unique_ptr<ContextCore>>::New(env, &core)});
-  return object;
+namespace {
+struct ContextHandleParts {
+  std::shared_ptr<Engine> engine;
+  std::shared_ptr<Sequence> sequence;
+  bool ownsEngine = true;
+};
+}  // namespace
+
+Napi::Object ContextHandle::NewInstance(Napi::Env env, std::shared_ptr<Engine> engine, std::shared_ptr<Sequence> sequence,
+                                        bool ownsEngine) {
+  ContextHandleParts parts{std::move(engine), std::move(sequence), ownsEngine};
+  return GetAddonData(env).contextConstructor.New({Napi::External<ContextHandleParts>::New(env, &parts)});
 }
 
 ContextHandle::ContextHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ContextHandle>(info) {
   if (info.Length() != 1 || !info[0].IsExternal()) {
     throw Napi::TypeError::New(info.Env(), "ContextHandle cannot be constructed directly; use model.createContext()");
   }
-  core_ = std::move(*info[0].As<Napi::External<std::unique_ptr<ContextCore>>>().Data());
+  ContextHandleParts* parts = info[0].As<Napi::External<ContextHandleParts>>().Data();
+  engine_ = std::move(parts->engine);
+  sequence_ = std::move(parts->sequence);
+  ownsEngine_ = parts->ownsEngine;
   ReportMemory(info.Env());
 }
 
 ContextHandle::~ContextHandle() {
-  // Not disposed: free what the user forgot. No worker can be running (each one holds a reference).
+  // Not disposed: free what the user forgot. No operation can be running (each one holds a reference).
   if (reportedBytes_ != 0) Napi::MemoryManagement::AdjustExternalMemory(Env(), -reportedBytes_);
 }
 
 void ContextHandle::ReportMemory(Napi::Env env) {
-  const int64_t now = core_ ? core_->kvBytes() : 0;
+  if (!engine_) {
+    kvBytes_ = 0;
+  } else if (ownsEngine_) {
+    kvBytes_ = engine_->kvBytes();
+  } else {
+    kvBytes_ = static_cast<int64_t>(sequence_->mirror().size()) * engine_->kvBytesPerCell();
+  }
+  // A sequence's cells belong to its shared context's allocation, which that handle reports to the GC.
+  const int64_t now = ownsEngine_ ? kvBytes_ : 0;
   if (now != reportedBytes_) {
     Napi::MemoryManagement::AdjustExternalMemory(env, now - reportedBytes_);
     reportedBytes_ = now;
   }
 }
 
-void ContextHandle::BeginOperation(const char* what) {
-  if (!core_) throw DialogError(ErrorCode::ObjectDisposed, std::string("cannot ") + what + ": the context has been disposed");
-  bool expected = false;
-  if (!busy_.compare_exchange_strong(expected, true)) {
+void ContextHandle::CheckUsable(const char* what) const {
+  if (!engine_ || engine_->retired()) {
+    throw DialogError(ErrorCode::ObjectDisposed, std::string("cannot ") + what + ": the context has been disposed");
+  }
+  if (busy_.load()) {
     throw DialogError(ErrorCode::ContextBusy,
                       std::string("cannot ") + what + ": another operation is still running on this context");
   }
-  core_->RequestAbort(false);
-  OperationStarted(Env(), core_.get());
+}
+
+void ContextHandle::BeginOperation(const char* what) {
+  CheckUsable(what);
+  busy_.store(true);
+  sequence_->RequestAbort(false);
+  OperationStarted(Env(), sequence_.get());
 }
 
 void ContextHandle::EndOperation(Napi::Env env) {
-  if (core_) OperationEnded(env, core_.get());
+  if (sequence_) OperationEnded(env, sequence_.get());
   busy_.store(false);
   ReportMemory(env);
 }
@@ -126,22 +205,80 @@ Napi::Value ContextHandle::Guarded(Napi::Env env, Start start) {
   }
 }
 
+Napi::Value ContextHandle::Queue(Napi::Env env, const char* what, Napi::Function onPiece,
+                                 std::function<void(const std::shared_ptr<Operation>&)> work) {
+  BeginOperation(what);
+  std::shared_ptr<Operation> operation = Operation::Start(env, what, onPiece, [this](Napi::Env settleEnv) {
+    EndOperation(settleEnv);
+    Unref();
+  });
+  Ref();
+  engine_->computeThread().Post([operation, work = std::move(work)]() {
+    try {
+      work(operation);
+    } catch (...) {
+      operation->RejectCurrentException();
+    }
+  });
+  return operation->Promise();
+}
+
+Napi::Value ContextHandle::QueueRequest(Napi::Env env, const char* what, Napi::Function onPiece, SequenceRequest request) {
+  const RequestKind kind = request.kind;
+  const bool profile = request.profile;
+  const bool streaming = !onPiece.IsEmpty();
+  auto shared = std::make_shared<SequenceRequest>(std::move(request));
+  return Queue(env, what, onPiece, [engine = engine_, sequence = sequence_, shared, kind, profile, streaming](
+                                       const std::shared_ptr<Operation>& operation) {
+    RequestCallbacks callbacks;
+    if (streaming) {
+      callbacks.onPiece = [operation](const std::string& piece, llama_token token) {
+        operation->Post([piece, token](Napi::Env env, Napi::Function callback) {
+          if (callback.IsEmpty()) return;
+          try {
+            callback.Call({Napi::String::New(env, piece), Napi::Number::New(env, token)});
+          } catch (const Napi::Error&) {
+            // The TS wrapper catches its callback's errors itself; anything else must not crash the process.
+          }
+        });
+      };
+    }
+    callbacks.done = [operation, kind, profile](RequestOutcome&& outcome) {
+      auto result = std::make_shared<RequestOutcome>(std::move(outcome));
+      operation->Resolve([result, kind, profile](Napi::Env env) -> Napi::Value {
+        switch (kind) {
+          case RequestKind::kEvaluate: return EvaluateResult(env, *result);
+          case RequestKind::kGenerate: return GenerateResult(env, *result, profile);
+          case RequestKind::kScoreNext: {
+            Napi::Float64Array scores = Napi::Float64Array::New(env, result->scores.size());
+            for (size_t i = 0; i < result->scores.size(); ++i) scores[i] = result->scores[i];
+            return scores;
+          }
+        }
+        return env.Undefined();
+      });
+    };
+    callbacks.failed = [operation](ErrorCode code, const std::string& message) { operation->Reject(code, message); };
+    engine->Submit(sequence, std::move(*shared), std::move(callbacks));
+  });
+}
+
 Napi::Value ContextHandle::ContextSize(const Napi::CallbackInfo& info) {
-  if (!core_) ThrowJs(info.Env(), ErrorCode::ObjectDisposed, "the context has been disposed");
-  return Napi::Number::New(info.Env(), core_->contextSize());
+  if (!sequence_) ThrowJs(info.Env(), ErrorCode::ObjectDisposed, "the context has been disposed");
+  return Napi::Number::New(info.Env(), sequence_->contextSize());
 }
 
 Napi::Value ContextHandle::KvBytes(const Napi::CallbackInfo& info) {
-  // Read on the JS thread between operations only (the memory report uses the same figure).
-  return Napi::Number::New(info.Env(), static_cast<double>(reportedBytes_));
+  // Updated on the JS thread between operations only (the memory report uses the same figure).
+  return Napi::Number::New(info.Env(), static_cast<double>(engine_ && !engine_->retired() ? kvBytes_ : 0));
 }
 
 Napi::Value ContextHandle::Tokens(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!core_) ThrowJs(env, ErrorCode::ObjectDisposed, "the context has been disposed");
-  // The mirror changes on the worker thread while an operation runs: reading it then would race.
+  if (!sequence_) ThrowJs(env, ErrorCode::ObjectDisposed, "the context has been disposed");
+  // The mirror changes on the compute thread while an operation runs: reading it then would race.
   if (busy_.load()) ThrowJs(env, ErrorCode::ContextBusy, "the token mirror is being updated by a running operation");
-  return ToInt32Array(env, core_->mirror());
+  return ToInt32Array(env, sequence_->mirror());
 }
 
 Napi::Value ContextHandle::IsBusy(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), busy_.load()); }
@@ -149,27 +286,30 @@ Napi::Value ContextHandle::IsBusy(const Napi::CallbackInfo& info) { return Napi:
 Napi::Value ContextHandle::Evaluate(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return Guarded(env, [&]() -> Napi::Value {
-    if (!core_) throw DialogError(ErrorCode::ObjectDisposed, "cannot evaluate: the context has been disposed");
-    std::vector<llama_token> tokens = TokensArg(info[0], "tokens");
-    CheckTokenIds(tokens, core_->model().vocabSize(), "tokens");
-    core_->CheckPromptFits(tokens.size());
-    BeginOperation("evaluate");
-    return StartEvaluate(this, std::move(tokens));
+    CheckUsable("evaluate");
+    SequenceRequest request;
+    request.kind = RequestKind::kEvaluate;
+    request.prompt = TokensArg(info[0], "tokens");
+    CheckTokenIds(request.prompt, engine_->model().vocabSize(), "tokens");
+    sequence_->CheckPromptFits(request.prompt.size());
+    return QueueRequest(env, "evaluate", Napi::Function(), std::move(request));
   });
 }
 
 Napi::Value ContextHandle::Generate(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return Guarded(env, [&]() -> Napi::Value {
-    if (!core_) throw DialogError(ErrorCode::ObjectDisposed, "cannot generate: the context has been disposed");
+    CheckUsable("generate");
     if (!info[0].IsObject()) throw DialogError(ErrorCode::InvalidArgument, "generate expects a request object");
     Napi::Object options = info[0].As<Napi::Object>();
-    GenerateRequest request;
+    SequenceRequest request;
+    request.kind = RequestKind::kGenerate;
     request.prompt = TokensArg(options.Get("prompt"), "prompt");
-    CheckTokenIds(request.prompt, core_->model().vocabSize(), "prompt");
+    CheckTokenIds(request.prompt, engine_->model().vocabSize(), "prompt");
     if (request.prompt.empty()) throw DialogError(ErrorCode::InvalidArgument, "generate needs a prompt of at least one token");
     request.maxTokens = static_cast<uint32_t>(IntProp(options, "maxTokens", 0, 1, 1 << 24));
     request.sampling = SamplingFrom(options.Get("sampling"));
+    request.profile = BoolArg(options.Get("profile"), false);
     Napi::Value stop = options.Get("stop");
     if (!stop.IsUndefined() && !stop.IsNull()) {
       if (!stop.IsArray()) throw DialogError(ErrorCode::InvalidArgument, "stop must be an array of strings");
@@ -181,28 +321,28 @@ Napi::Value ContextHandle::Generate(const Napi::CallbackInfo& info) {
     }
     Napi::Value grammar = options.Get("grammar");
     if (!grammar.IsUndefined() && !grammar.IsNull()) {
-      request.grammar.reset(CreateGrammarSampler(core_->model().vocab(), StringArg(grammar, "grammar")), llama_sampler_free);
+      request.grammar.reset(CreateGrammarSampler(engine_->model().vocab(), StringArg(grammar, "grammar")), llama_sampler_free);
     }
-    core_->CheckPromptFits(request.prompt.size(), request.maxTokens);
+    sequence_->CheckPromptFits(request.prompt.size(), request.maxTokens);
     Napi::Function onPiece;
     if (info.Length() > 1 && info[1].IsFunction()) onPiece = info[1].As<Napi::Function>();
-    BeginOperation("generate");
-    return StartGenerate(this, std::move(request), onPiece);
+    return QueueRequest(env, "generate", onPiece, std::move(request));
   });
 }
 
 Napi::Value ContextHandle::ScoreNext(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return Guarded(env, [&]() -> Napi::Value {
-    if (!core_) throw DialogError(ErrorCode::ObjectDisposed, "cannot score: the context has been disposed");
-    std::vector<llama_token> prompt = TokensArg(info[0], "prompt");
-    std::vector<llama_token> candidates = TokensArg(info[1], "candidates");
-    CheckTokenIds(prompt, core_->model().vocabSize(), "prompt");
-    CheckTokenIds(candidates, core_->model().vocabSize(), "candidates");
-    if (prompt.empty()) throw DialogError(ErrorCode::InvalidArgument, "scoreNext needs a prompt of at least one token");
-    core_->CheckPromptFits(prompt.size());
-    BeginOperation("scoreNext");
-    return StartScoreNext(this, std::move(prompt), std::move(candidates));
+    CheckUsable("score");
+    SequenceRequest request;
+    request.kind = RequestKind::kScoreNext;
+    request.prompt = TokensArg(info[0], "prompt");
+    request.candidates = TokensArg(info[1], "candidates");
+    CheckTokenIds(request.prompt, engine_->model().vocabSize(), "prompt");
+    CheckTokenIds(request.candidates, engine_->model().vocabSize(), "candidates");
+    if (request.prompt.empty()) throw DialogError(ErrorCode::InvalidArgument, "scoreNext needs a prompt of at least one token");
+    sequence_->CheckPromptFits(request.prompt.size());
+    return QueueRequest(env, "scoreNext", Napi::Function(), std::move(request));
   });
 }
 
@@ -216,33 +356,97 @@ Napi::Value ContextHandle::SaveState(const Napi::CallbackInfo& info) {
       if (!(limit >= 0) || limit > 9007199254740991.0) throw DialogError(ErrorCode::InvalidArgument, "maxBytes must be >= 0");
       maxBytes = static_cast<uint64_t>(limit);
     }
-    BeginOperation("saveState");
-    return StartSaveState(this, maxBytes);
+    return Queue(env, "saveState", Napi::Function(),
+                 [engine = engine_, sequence = sequence_, maxBytes](const std::shared_ptr<Operation>& operation) {
+                   engine->EnsureContext();
+                   auto bytes = std::make_shared<std::vector<uint8_t>>(sequence->SaveState(maxBytes));
+                   operation->Resolve([bytes](Napi::Env env) -> Napi::Value {
+                     Napi::Uint8Array array = Napi::Uint8Array::New(env, bytes->size());
+                     if (!bytes->empty()) std::memcpy(array.Data(), bytes->data(), bytes->size());
+                     return array;
+                   });
+                 });
   });
 }
 
 Napi::Value ContextHandle::LoadState(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return Guarded(env, [&]() -> Napi::Value {
-    if (!core_) throw DialogError(ErrorCode::ObjectDisposed, "cannot loadState: the context has been disposed");
-    std::vector<uint8_t> bytes = BytesArg(info[0], "bytes");
-    std::vector<llama_token> tokens = TokensArg(info[1], "tokens");
-    CheckTokenIds(tokens, core_->model().vocabSize(), "tokens");
-    BeginOperation("loadState");
-    return StartLoadState(this, std::move(bytes), std::move(tokens));
+    CheckUsable("loadState");
+    auto bytes = std::make_shared<std::vector<uint8_t>>(BytesArg(info[0], "bytes"));
+    auto tokens = std::make_shared<std::vector<llama_token>>(TokensArg(info[1], "tokens"));
+    CheckTokenIds(*tokens, engine_->model().vocabSize(), "tokens");
+    return Queue(env, "loadState", Napi::Function(),
+                 [engine = engine_, sequence = sequence_, bytes, tokens](const std::shared_ptr<Operation>& operation) {
+                   engine->EnsureContext();
+                   sequence->LoadState(*bytes, *tokens);
+                   engine->RefreshCellsUsed();
+                   operation->Resolve(nullptr);
+                 });
   });
 }
 
 Napi::Value ContextHandle::Release(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return Guarded(env, [&]() -> Napi::Value {
-    BeginOperation("release");
-    return StartRelease(this);
+    return Queue(env, "release", Napi::Function(),
+                 [engine = engine_, sequence = sequence_, ownsEngine = ownsEngine_](const std::shared_ptr<Operation>& operation) {
+                   if (ownsEngine) {
+                     engine->Release();  // the KV memory itself; the next operation re-creates it empty
+                     sequence->ForgetCells();
+                   } else if (engine->context() != nullptr) {
+                     sequence->TrimTo(0);  // only this sequence's cells: the shared llama_context stays
+                     engine->RefreshCellsUsed();
+                   }
+                   operation->Resolve(nullptr);
+                 });
+  });
+}
+
+Napi::Value ContextHandle::CopyPrefixFrom(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return Guarded(env, [&]() -> Napi::Value {
+    CheckUsable("copyPrefixFrom");
+    if (ownsEngine_) {
+      throw DialogError(ErrorCode::InvalidArgument, "copyPrefixFrom works between sequences of one shared context, not on an own context");
+    }
+    if (!info[0].IsObject() || !info[0].As<Napi::Object>().InstanceOf(GetAddonData(env).contextConstructor.Value())) {
+      throw DialogError(ErrorCode::InvalidArgument, "copyPrefixFrom expects a sequence as its source");
+    }
+    ContextHandle* source = Napi::ObjectWrap<ContextHandle>::Unwrap(info[0].As<Napi::Object>());
+    if (!source->engine_ || source->engine_->retired()) {
+      throw DialogError(ErrorCode::ObjectDisposed, "cannot copyPrefixFrom: the source sequence has been disposed");
+    }
+    if (source->engine_ != engine_) {
+      throw DialogError(ErrorCode::InvalidArgument, "copyPrefixFrom: the source sequence belongs to another shared context");
+    }
+    if (source != this && source->busy_.load()) {
+      throw DialogError(ErrorCode::ContextBusy, "cannot copyPrefixFrom: an operation is still running on the source sequence");
+    }
+    if (!info[1].IsNumber()) throw DialogError(ErrorCode::InvalidArgument, "copyPrefixFrom(source, length) expects a number of tokens");
+    const double length = info[1].As<Napi::Number>().DoubleValue();
+    const size_t available = source->sequence_->mirror().size();
+    if (!(length >= 0) || length != static_cast<double>(static_cast<uint64_t>(length)) || length > static_cast<double>(available)) {
+      throw DialogError(ErrorCode::InvalidArgument, "copyPrefixFrom: length must be a whole number from 0 to " +
+                                                        std::to_string(available) + " (the tokens the source holds)");
+    }
+    if (length > sequence_->contextSize()) {
+      throw DialogError(ErrorCode::InvalidArgument, "copyPrefixFrom: " + std::to_string(static_cast<uint64_t>(length)) +
+                                                        " tokens do not fit this sequence (it holds " +
+                                                        std::to_string(sequence_->contextSize()) + ")");
+    }
+    const size_t count = static_cast<size_t>(length);
+    return Queue(env, "copyPrefixFrom", Napi::Function(),
+                 [engine = engine_, sequence = sequence_, from = source->sequence_, count](const std::shared_ptr<Operation>& operation) {
+                   sequence->CopyPrefixFrom(*from, count);
+                   engine->RefreshCellsUsed();
+                   operation->Resolve(nullptr);
+                 });
   });
 }
 
 Napi::Value ContextHandle::Abort(const Napi::CallbackInfo& info) {
-  if (core_ && busy_.load()) core_->RequestAbort(true);
+  if (sequence_ && busy_.load()) sequence_->RequestAbort(true);
   return info.Env().Undefined();
 }
 
@@ -251,9 +455,32 @@ Napi::Value ContextHandle::Dispose(const Napi::CallbackInfo& info) {
   if (busy_.load()) {
     return RejectedPromise(env, ErrorCode::ContextBusy, "cannot dispose while an operation is running; await it first");
   }
-  std::unique_ptr<ContextCore> core = std::move(core_);
+  if (!engine_) {
+    auto deferred = Napi::Promise::Deferred::New(env);
+    deferred.Resolve(env.Undefined());
+    return deferred.Promise();
+  }
+  std::shared_ptr<Engine> engine = std::move(engine_);
+  std::shared_ptr<Sequence> sequence = std::move(sequence_);
   ReportMemory(env);
-  return StartFreeContext(env, std::move(core));
+  try {
+    std::shared_ptr<Operation> operation = Operation::Start(env, "dispose", Napi::Function(), [](Napi::Env) {});
+    ComputeThread& thread = engine->computeThread();
+    thread.Post([operation, engine = std::move(engine), sequence = std::move(sequence), ownsEngine = ownsEngine_]() mutable {
+      // Freed on the compute thread: the KV buffers were last touched there, and freeing them can take a while.
+      if (ownsEngine) {
+        engine->Release();
+      } else {
+        engine->DropSequence(*sequence);
+      }
+      sequence.reset();
+      engine.reset();
+      operation->Resolve(nullptr);
+    });
+    return operation->Promise();
+  } catch (const DialogError& e) {
+    return RejectedPromise(env, e.code(), e.what());
+  }
 }
 
 }  // namespace llama_dialog

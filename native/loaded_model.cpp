@@ -8,6 +8,7 @@
 #include <system_error>
 #include <unordered_map>
 
+#include "compute_thread.h"
 #include "errors.h"
 #include "gguf.h"
 #include "log_bridge.h"
@@ -136,7 +137,17 @@ LoadedModel::LoadedModel(llama_model* model, bool vocabOnly, uint64_t fileSize, 
       path_(std::move(path)),
       residentBytes_(mmapped || vocabOnly ? 0 : static_cast<int64_t>(llama_model_size(model))) {}
 
-LoadedModel::~LoadedModel() { llama_model_free(model_); }
+LoadedModel::~LoadedModel() {
+  // The thread first: nothing may compute with the weights once they are freed. No engine can still use it
+  // (each one holds this model).
+  computeThread_.reset();
+  llama_model_free(model_);
+}
+
+ComputeThread& LoadedModel::computeThread() const {
+  std::call_once(computeThreadOnce_, [this] { computeThread_ = std::make_unique<ComputeThread>(); });
+  return *computeThread_;
+}
 
 std::string LoadedModel::architecture() const {
   char buffer[128];

@@ -4,9 +4,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "llama.h"
+
+namespace llama_dialog {
+class ComputeThread;
+}
 
 namespace llama_dialog {
 
@@ -43,6 +48,8 @@ class LoadedModel {
   int32_t kvHeads() const;
   /** Identifies the model's shape and file, stored in saved states so another model's state is refused. */
   uint64_t fingerprint() const;
+  /** The model's own compute thread (compute_thread.h), started on first use. */
+  ComputeThread& computeThread() const;
 
  private:
   LoadedModel(llama_model* model, bool vocabOnly, uint64_t fileSize, std::string path, bool mmapped);
@@ -54,6 +61,8 @@ class LoadedModel {
   uint64_t fileSize_;
   std::string path_;
   int64_t residentBytes_;
+  mutable std::once_flag computeThreadOnce_;
+  mutable std::unique_ptr<ComputeThread> computeThread_;
 };
 
 }  // namespace llama_dialog

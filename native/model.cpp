@@ -1,6 +1,10 @@
 #include "model.h"
 
 #include "addon_data.h"
+#include "context.h"
+#include "engine.h"
+#include "operation.h"
+#include "shared_context.h"
 #include "errors.h"
 #include "js_args.h"
 #include "workers/workers.h"
@@ -58,6 +62,7 @@ Napi::Function ModelHandle::DefineClass(Napi::Env env) {
           InstanceMethod<&ModelHandle::TokenToPiece>("tokenToPiece"),
           InstanceMethod<&ModelHandle::IsEog>("isEog"),
           InstanceMethod<&ModelHandle::CreateContext>("createContext"),
+          InstanceMethod<&ModelHandle::CreateSharedContext>("createSharedContext"),
           InstanceMethod<&ModelHandle::Dispose>("dispose"),
       });
 }
@@ -200,23 +205,73 @@ Napi::Value ModelHandle::IsEog(const Napi::CallbackInfo& info) {
   });
 }
 
+ContextSettings ModelHandle::SettingsFrom(const Napi::Value& value, const char* method) const {
+  if (model_->vocabOnly()) {
+    throw DialogError(ErrorCode::VocabOnlyModel,
+                      "the model was loaded with vocabOnly: true; load it without vocabOnly to create a context");
+  }
+  if (!value.IsObject()) throw DialogError(ErrorCode::InvalidArgument, std::string(method) + " expects a settings object");
+  Napi::Object options = value.As<Napi::Object>();
+  ContextSettings settings;
+  settings.contextSize = static_cast<uint32_t>(IntProp(options, "contextSize", 0, 0, 1 << 24));
+  settings.batchSize = static_cast<uint32_t>(IntProp(options, "batchSize", 512, 1, 1 << 20));
+  settings.threads = static_cast<int32_t>(IntProp(options, "threads", 4, 1, 512));
+  settings.kvType = KvTypeFromName(StringProp(options, "kvCacheType", "f16"));
+  settings.flashAttention = FlashAttentionFromName(StringProp(options, "flashAttention", "auto"));
+  // llama.cpp refuses more than LLAMA_MAX_SEQ (256) sequences in one context.
+  settings.sequences = static_cast<uint32_t>(IntProp(options, "sequences", 1, 1, 256));
+  return settings;
+}
+
+Napi::Value ModelHandle::StartEngine(Napi::Env env, const ContextSettings& settings, bool shared) {
+  // Created on the model's compute thread like every other llama.cpp call of its contexts, and without
+  // parking a libuv thread while it waits there.
+  std::shared_ptr<Operation> operation = Operation::Start(env, shared ? "createSharedContext" : "createContext",
+                                                          Napi::Function(), [](Napi::Env) {});
+  std::shared_ptr<LoadedModel> model = model_;
+  model->computeThread().Post([operation, model, settings, shared]() {
+    try {
+      auto engine = std::make_shared<Engine>(model, settings);
+      if (shared) {
+        operation->Resolve([engine](Napi::Env env) -> Napi::Value { return SharedContextHandle::NewInstance(env, engine); });
+        return;
+      }
+      std::shared_ptr<Sequence> sequence = engine->CreateSequence(engine->contextSize());
+      operation->Resolve([engine, sequence](Napi::Env env) -> Napi::Value {
+        return ContextHandle::NewInstance(env, engine, sequence, true);
+      });
+    } catch (...) {
+      operation->RejectCurrentException();
+    }
+  });
+  return operation->Promise();
+}
+
 Napi::Value ModelHandle::CreateContext(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!model_) return RejectedPromise(env, ErrorCode::ObjectDisposed, "the model has been disposed");
   try {
-    if (model_->vocabOnly()) {
-      throw DialogError(ErrorCode::VocabOnlyModel,
-                        "the model was loaded with vocabOnly: true; load it without vocabOnly to create a context");
+    ContextSettings settings = SettingsFrom(info[0], "createContext");
+    settings.sequences = 1;
+    return StartEngine(env, settings, false);
+  } catch (const DialogError& e) {
+    return RejectedPromise(env, e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return RejectedPromise(env, ErrorCode::InferenceFailed, "out of memory");
+  } catch (const std::exception& e) {
+    return RejectedPromise(env, ErrorCode::InferenceFailed, e.what());
+  }
+}
+
+Napi::Value ModelHandle::CreateSharedContext(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!model_) return RejectedPromise(env, ErrorCode::ObjectDisposed, "the model has been disposed");
+  try {
+    ContextSettings settings = SettingsFrom(info[0], "createSharedContext");
+    if (settings.contextSize == 0) {
+      throw DialogError(ErrorCode::InvalidArgument, "createSharedContext needs contextSize (the KV cells of all sequences together)");
     }
-    if (!info[0].IsObject()) throw DialogError(ErrorCode::InvalidArgument, "createContext expects a settings object");
-    Napi::Object options = info[0].As<Napi::Object>();
-    ContextSettings settings;
-    settings.contextSize = static_cast<uint32_t>(IntProp(options, "contextSize", 0, 0, 1 << 24));
-    settings.batchSize = static_cast<uint32_t>(IntProp(options, "batchSize", 512, 1, 1 << 20));
-    settings.threads = static_cast<int32_t>(IntProp(options, "threads", 4, 1, 512));
-    settings.kvType = KvTypeFromName(StringProp(options, "kvCacheType", "f16"));
-    settings.flashAttention = FlashAttentionFromName(StringProp(options, "flashAttention", "auto"));
-    return StartCreateContext(env, model_, settings);
+    return StartEngine(env, settings, true);
   } catch (const DialogError& e) {
     return RejectedPromise(env, e.code(), e.what());
   } catch (const std::bad_alloc&) {

@@ -43,12 +43,12 @@ void SamplerChain::AcceptHistory(const std::vector<llama_token>& tokens) {
   for (size_t i = from; i < tokens.size(); ++i) llama_sampler_accept(chain_, tokens[i]);
 }
 
-llama_token SamplerChain::Sample(llama_context* context) {
+llama_token SamplerChain::Sample(llama_context* context, int32_t index) {
   // llama_sampler_sample reads the logits without a null check; a context without them (a model that
   // does not produce logits) must be an error, not a crash.
-  const float* logits = llama_get_logits_ith(context, -1);
+  const float* logits = llama_get_logits_ith(context, index);
   if (logits == nullptr) throw DialogError(ErrorCode::InferenceFailed, "the model produced no logits to sample from");
-  if (grammar_ == nullptr) return llama_sampler_sample(chain_, context, -1);
+  if (grammar_ == nullptr) return llama_sampler_sample(chain_, context, index);
 
   // As llama.cpp's own sampler does: pick among all candidates first and ask the grammar about that one
   // token; only when the grammar rejects it, mask the whole vocabulary and pick again. Masking 128k

@@ -31,9 +31,9 @@ class SamplerChain {
   /** Feeds the tail of the prompt to the penalty sampler so that repeats of the prompt count too. */
   void AcceptHistory(const std::vector<llama_token>& tokens);
 
-  /** Samples from the last output's logits and records the token in the penalty history (and in the
-   *  grammar's state). Throws DialogError(InferenceFailed) when the context produced no logits. */
-  llama_token Sample(llama_context* context);
+  /** Samples from the logits of batch output `index` (-1: the last) and records the token in the penalty
+   *  history (and in the grammar's state). Throws DialogError(InferenceFailed) when there are no such logits. */
+  llama_token Sample(llama_context* context, int32_t index = -1);
 
  private:
   void FillCandidates(const float* logits);

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "context_core.h"
+#include "sequence.h"
 
 namespace llama_dialog {
 namespace {
@@ -20,7 +20,7 @@ constexpr auto kWatchInterval = std::chrono::milliseconds(25);
 
 struct EnvironmentEntry {
   napi_threadsafe_function watch = nullptr;
-  std::unordered_set<ContextCore*> running;
+  std::unordered_set<Sequence*> running;
   bool stopping = false;
   // One poke at a time: a JS thread busy for long must not pile up queued pokes.
   std::shared_ptr<std::atomic<bool>> pokePending = std::make_shared<std::atomic<bool>>(false);
@@ -34,7 +34,7 @@ std::unordered_map<napi_env, EnvironmentEntry>* g_environments = new std::unorde
 
 void AbortLocked(EnvironmentEntry& entry) {
   entry.stopping = true;
-  for (ContextCore* core : entry.running) core->RequestAbort(true);
+  for (Sequence* sequence : entry.running) sequence->RequestAbort(true);
 }
 
 // Runs on the environment's thread. A native no-op called through napi_call_function fails (without
@@ -99,21 +99,21 @@ void AbortEnvironment(napi_env env) {
   if (it != g_environments->end()) AbortLocked(it->second);
 }
 
-void OperationStarted(napi_env env, ContextCore* core) {
+void OperationStarted(napi_env env, Sequence* sequence) {
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     auto it = g_environments->find(env);
     if (it == g_environments->end()) return;
-    it->second.running.insert(core);
-    if (it->second.stopping) core->RequestAbort(true);
+    it->second.running.insert(sequence);
+    if (it->second.stopping) sequence->RequestAbort(true);
   }
   g_wake.notify_one();
 }
 
-void OperationEnded(napi_env env, ContextCore* core) {
+void OperationEnded(napi_env env, Sequence* sequence) {
   std::lock_guard<std::mutex> lock(g_mutex);
   auto it = g_environments->find(env);
-  if (it != g_environments->end()) it->second.running.erase(core);
+  if (it != g_environments->end()) it->second.running.erase(sequence);
 }
 
 void TrackEnvironment(Napi::Env env) {

@@ -16,15 +16,15 @@
 
 namespace llama_dialog {
 
-class ContextCore;
+class Sequence;
 
 /** Init, once per environment: the watch function, the 'exit' listener and the cleanup hook. */
 void TrackEnvironment(Napi::Env env);
 
-/** JS thread: an operation on `core` is about to be queued (aborted at once if the env is stopping). */
-void OperationStarted(napi_env env, ContextCore* core);
+/** JS thread: an operation on `sequence` is about to be queued (aborted at once if the env is stopping). */
+void OperationStarted(napi_env env, Sequence* sequence);
 /** JS thread: that operation has settled. */
-void OperationEnded(napi_env env, ContextCore* core);
+void OperationEnded(napi_env env, Sequence* sequence);
 
 /** Any thread: asks every running operation of `env` to stop, and every later one to stop at once. */
 void AbortEnvironment(napi_env env);

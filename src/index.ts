@@ -10,14 +10,20 @@ export { ErrorCode, LlamaDialogError, isLlamaDialogError, type ErrorCodeValue, t
 export { loadModel, type LoadModelOptions } from './engine/load-model.js';
 export { Model, defaultThreadCount, type CreateContextOptions } from './engine/model.js';
 export { Context } from './engine/context.js';
+export { SharedContext } from './engine/shared-context.js';
+export { Sequence } from './engine/sequence.js';
 export type {
   EvaluateResult,
   GenerateOptions,
   GenerateResult,
+  GenerateStepProfile,
   GenerateTimings,
   InferenceContext,
+  InferenceSequence,
   ModelInfo,
   SamplingOptions,
+  SharedContextOptions,
+  SharedInferenceContext,
   StopReason,
   TokenizeOptions,
   Tokenizer,

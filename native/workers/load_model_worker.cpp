@@ -12,8 +12,6 @@ class LoadModelWorker : public PromiseWorker {
 
  protected:
   void Run() override { model_ = LoadedModel::Load(options_); }
-  // Loading reads files for seconds and computes nothing: keep it off the compute thread so it never stalls a turn.
-  bool UsesComputeThread() const override { return false; }
   Napi::Value Result(Napi::Env env) override { return ModelHandle::NewInstance(env, std::move(model_)); }
 
  private:

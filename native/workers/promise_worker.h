@@ -1,6 +1,6 @@
-// Base of every blocking operation: an AsyncWorker that settles a promise. Run() executes on a
-// libuv worker thread and reports failures by throwing DialogError; Settle() runs on the JS thread
-// before the promise settles (release busy flags, report memory), whatever the outcome.
+// Base of the file-bound operations (load / free a model): an AsyncWorker that settles a promise. Run()
+// executes on a libuv worker thread and reports failures by throwing DialogError; Settle() runs on the JS
+// thread before the promise settles, whatever the outcome. Computation never runs here (operation.h).
 #pragma once
 
 #include <napi.h>
@@ -8,7 +8,6 @@
 #include <string>
 #include <utility>
 
-#include "compute_thread.h"
 #include "errors.h"
 
 namespace llama_dialog {
@@ -26,16 +25,9 @@ class PromiseWorker : public Napi::AsyncWorker {
   virtual Napi::Value Result(Napi::Env env) { return env.Undefined(); }
   /** JS-thread bookkeeping that must happen on success and on failure alike. */
   virtual void Settle(Napi::Env /*env*/) {}
-  /** Whether Run() may compute with ggml and so must run on the one compute thread (see compute_thread.h). */
-  virtual bool UsesComputeThread() const { return true; }
-
   void Execute() final {
     try {
-      if (UsesComputeThread()) {
-        RunOnComputeThread([this] { Run(); });
-      } else {
-        Run();
-      }
+      Run();
     } catch (const DialogError& e) {
       code_ = e.code();
       SetError(e.what());

@@ -49,5 +49,17 @@ export const generateOptionsSchema = z
     onToken: z
       .custom<(piece: string, token: number) => void>((v) => typeof v === 'function', 'onToken must be a function')
       .optional(),
+    profile: z.boolean().optional(),
+  })
+  .strict();
+
+export const sharedContextOptionsSchema = z
+  .object({
+    // llama.cpp's LLAMA_MAX_SEQ (native/model.cpp checks the same bound)
+    sequences: z.number().int().min(1).max(256),
+    contextSize: z.number().int().min(1).max(16_777_216),
+    batchSize: z.number().int().min(1).max(65_536).optional(),
+    threads: z.number().int().min(1).max(512).optional(),
+    kvCacheType: z.enum(KV_CACHE_TYPES).optional(),
   })
   .strict();

@@ -3,8 +3,9 @@ import { availableParallelism } from 'node:os';
 import { LlamaDialogError } from '../errors.js';
 import { callNative, callNativeSync, type NativeModelHandle } from '../native/binding.js';
 import { Context } from './context.js';
-import { contextOptionsSchema, parseOptions } from './engine-options.js';
-import type { KvCacheType, ModelInfo, TokenizeOptions, Tokenizer } from './types.js';
+import { contextOptionsSchema, parseOptions, sharedContextOptionsSchema } from './engine-options.js';
+import { SharedContext } from './shared-context.js';
+import type { KvCacheType, ModelInfo, SharedContextOptions, TokenizeOptions, Tokenizer } from './types.js';
 
 export interface CreateContextOptions {
   /** KV cache size in tokens; 0 = the model's trained context size. */
@@ -117,6 +118,35 @@ export class Model implements Tokenizer {
     this.#pending.add(creation);
     try {
       return new Context(this, await creation, settings);
+    } finally {
+      this.#pending.delete(creation);
+    }
+  }
+
+  /**
+   * Creates a model-wide shared context: one llama_context with `sequences` sequence ids over a unified KV cache of
+   * `contextSize` cells (SPEC §2.4). Its sequences ({@link SharedContext.createSequence}) have the API of a
+   * {@link Context}; their decode work is batched together, one llama_decode per step.
+   * @throws LlamaDialogError as {@link createContext} (InsufficientMemory is checked for the whole cache).
+   */
+  async createSharedContext(options: SharedContextOptions): Promise<SharedContext> {
+    this.#assertAlive();
+    const parsed = parseOptions(sharedContextOptionsSchema, options, 'createSharedContext options');
+    if (this.info.vocabOnly) {
+      throw new LlamaDialogError('VocabOnlyModel', 'the model was loaded with vocabOnly: true; it has no weights to run');
+    }
+    const settings = {
+      sequences: parsed.sequences,
+      contextSize: parsed.contextSize,
+      batchSize: parsed.batchSize ?? 512,
+      threads: parsed.threads ?? defaultThreadCount(),
+      kvCacheType: parsed.kvCacheType ?? 'f16',
+      flashAttention: 'auto' as const,
+    };
+    const creation = callNative(() => this.#handle.createSharedContext(settings));
+    this.#pending.add(creation);
+    try {
+      return new SharedContext(this, await creation);
     } finally {
       this.#pending.delete(creation);
     }

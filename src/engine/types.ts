@@ -88,6 +88,11 @@ export interface GenerateOptions {
   signal?: AbortSignal;
   /** Called with each text piece as soon as it is sampled. */
   onToken?: (piece: string, token: number) => void;
+  /**
+   * Record the decode-loop figures of every engine step this generation takes part in (result.profile). Default
+   * false; costs nothing when off.
+   */
+  profile?: boolean;
 }
 
 export interface GenerateTimings {
@@ -97,6 +102,30 @@ export interface GenerateTimings {
   firstTokenMs: number;
   generateMs: number;
   tokensGenerated: number;
+  /**
+   * Monotonic ms (one clock for the whole process, not wall time) when the request began and ended on the model's
+   * compute thread; the native engine sets them, fakes may not.
+   */
+  startedAt?: number;
+  endedAt?: number;
+}
+
+/** One engine step (one llama_decode) as seen by one generation. */
+export interface GenerateStepProfile {
+  /** Wall ms of llama_decode. */
+  decodeMs: number;
+  /** Tokens in the batch (all sequences). */
+  batchTokens: number;
+  /** Sequences in the batch. */
+  sequences: number;
+  /** KV cells in use after the decode (sum over live sequences of pos_max − pos_min + 1). */
+  cellsUsed: number;
+  /** Estimate of the KV length attended over (llama.cpp pads the used cells to 256, capped at the cache size). */
+  nKv: number;
+  /** ms this generation spent sampling after the decode. */
+  sampleMs: number;
+  /** Compute graphs llama.cpp reused during the decode (0: the graph was rebuilt). */
+  graphReused: number;
 }
 
 export interface GenerateResult {
@@ -105,6 +134,8 @@ export interface GenerateResult {
   tokens: Int32Array;
   stopReason: StopReason;
   timings: GenerateTimings;
+  /** Present when the call asked for `profile: true`. */
+  profile?: { steps: GenerateStepProfile[] };
 }
 
 /**

@@ -70,6 +70,20 @@ export interface NativeGenerateTimings {
   firstTokenMs: number;
   generateMs: number;
   tokensGenerated: number;
+  /** steady_clock ms (one clock for the whole process) when the request began / ended on the compute thread. */
+  startedAt: number;
+  endedAt: number;
+}
+
+/** One engine step as one generation saw it (native/sequence.h StepProfile). */
+export interface NativeStepProfile {
+  decodeMs: number;
+  batchTokens: number;
+  sequences: number;
+  cellsUsed: number;
+  nKv: number;
+  sampleMs: number;
+  graphReused: number;
 }
 
 export interface NativeGenerateRequest {
@@ -79,6 +93,8 @@ export interface NativeGenerateRequest {
   stop: string[];
   /** GBNF grammar (root rule `root`); absent = unconstrained. A grammar llama.cpp cannot parse is InvalidArgument. */
   grammar?: string;
+  /** Record a NativeStepProfile per engine step of this generation. */
+  profile?: boolean;
 }
 
 export interface NativeGenerateResult {
@@ -86,6 +102,8 @@ export interface NativeGenerateResult {
   tokens: Int32Array;
   stopReason: NativeStopReason;
   timings: NativeGenerateTimings;
+  /** Present when the request asked for it. */
+  profile?: { steps: NativeStepProfile[] };
 }
 
 export interface NativeModelHandle {
@@ -95,6 +113,8 @@ export interface NativeModelHandle {
   tokenToPiece(token: number, renderSpecial: boolean): string;
   isEog(token: number): boolean;
   createContext(settings: NativeContextSettings): Promise<NativeContextHandle>;
+  /** One llama_context with n_seq_max = sequences over a unified KV cache of contextSize cells. */
+  createSharedContext(settings: NativeSharedContextSettings): Promise<NativeSharedContextHandle>;
   /** Idempotent; the weights stay alive while contexts of the model exist. */
   dispose(): Promise<void>;
 }
@@ -112,10 +132,57 @@ export interface NativeContextHandle {
   /** `maxBytes`: the largest state one ArrayBuffer may hold here; larger states reject with InsufficientMemory. */
   saveState(maxBytes?: number): Promise<Uint8Array>;
   loadState(bytes: Uint8Array, tokens: Int32Array): Promise<void>;
+  /** An own context frees its llama_context; a sequence removes its cells from the shared one. */
   release(): Promise<void>;
-  /** Asks the running operation to stop (between batches and inside llama_decode). */
+  /** Sequences only: hold the first `length` tokens of `source` (same shared context) by llama_memory_seq_cp. */
+  copyPrefixFrom(source: NativeContextHandle, length: number): Promise<void>;
+  /** Asks the running operation to stop (between steps and inside llama_decode). */
   abort(): void;
   dispose(): Promise<void>;
+}
+
+export interface NativeSharedContextSettings extends NativeContextSettings {
+  /** Sequences the context can hold at once (n_seq_max). */
+  sequences: number;
+}
+
+/** native/shared_context.cpp: a multi-sequence engine; its sequences are NativeContextHandles. */
+export interface NativeSharedContextHandle {
+  sequences(): number;
+  contextSize(): number;
+  kvBytesPerCell(): number;
+  liveSequences(): number;
+  /** Cells in use as of the last finished step. */
+  cellsUsed(): number;
+  /** Synchronous; InsufficientMemory when every seq_id is taken. */
+  createSequence(options: { contextSize: number }): NativeContextHandle;
+  /** Frees the llama_context after the work queued before it; its sequences refuse every later call. */
+  dispose(): Promise<void>;
+}
+
+/** Identity of a saved state as native/state_format.h checks it (kvType is ggml's type id). */
+export interface NativeStateTarget {
+  fingerprint: bigint;
+  contextSize: number;
+  kvType: number;
+}
+
+/** binding._internal: the addon's pure units, for tests without a model. Not public API. */
+export interface NativeInternalEntry {
+  /** Feeds `pieces` (token pieces as bytes) through a TextStream until a stop string completes. */
+  textStream(stops: string[], pieces: Uint8Array[]): {
+    released: Uint8Array[];
+    stopped: boolean;
+    keptTokens: number;
+    flushed: Uint8Array;
+    text: Uint8Array;
+  };
+  stateFormat: {
+    headerSize: number;
+    write(source: NativeStateTarget, tokens: Int32Array, payload: Uint8Array): Uint8Array;
+    /** The payload size; throws StateMismatch saying why the state cannot be loaded. */
+    check(bytes: Uint8Array, target: NativeStateTarget, tokens: Int32Array): number;
+  };
 }
 
 export interface NativeLoadOptions {
@@ -143,6 +210,8 @@ export interface NativeAddon {
   probeLibrary(soname: string): string | null;
   /** The registered backends, their devices and (for the CPU) the instruction-set features in use. */
   listBackends(): NativeBackendInfo[];
+  /** Test entry of the pure native units. */
+  readonly _internal: NativeInternalEntry;
 }
 
 export interface NativeBackendInfo {

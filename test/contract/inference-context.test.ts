@@ -3,6 +3,7 @@
 // once passed a fake and failed on llama.cpp; a case added here runs on both, so that cannot happen silently again.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Model } from '../../src/engine/model.js';
+import type { SharedContext } from '../../src/engine/shared-context.js';
 import type { InferenceContext } from '../../src/engine/types.js';
 import { FakeContext, HashedLanguage } from '../kits/fake-engine/index.js';
 import { TEST_THREADS, concat, loadTinyModel, syntheticPrompt } from '../kits/models.js';
@@ -48,9 +49,38 @@ function realEngine(): EngineUnderContract {
   };
 }
 
+/** The same cases on a sequence of a shared context (SPEC §2.4: one API, two physical forms). */
+function sharedSequenceEngine(): EngineUnderContract {
+  let model: Model | undefined;
+  const sharedContexts: SharedContext[] = [];
+  return {
+    name: 'Sequence of a SharedContext (llama.cpp, tiny synthetic model)',
+    open: async () => {
+      model = await loadTinyModel();
+    },
+    close: async () => {
+      await Promise.all(sharedContexts.map((shared) => shared.dispose()));
+      await model?.dispose();
+    },
+    vocabSize: () => model!.info.vocabSize,
+    createContext: async (settings) => {
+      // A second, idle sequence shares the context so that the case runs on a multi-sequence engine.
+      const shared = await model!.createSharedContext({
+        sequences: 2,
+        contextSize: settings.contextSize * 2,
+        ...(settings.batchSize !== undefined ? { batchSize: settings.batchSize } : {}),
+        threads: TEST_THREADS,
+      });
+      sharedContexts.push(shared);
+      await shared.createSequence({ contextSize: 16 }).evaluate(Int32Array.from([1000, 1001, 1002]));
+      return shared.createSequence({ contextSize: settings.contextSize });
+    },
+  };
+}
+
 const GREEDY = { temperature: 0 } as const;
 
-describe.each([fakeEngine, realEngine()])('InferenceContext contract: $name', (engine) => {
+describe.each([fakeEngine, realEngine(), sharedSequenceEngine()])('InferenceContext contract: $name', (engine) => {
   const opened: InferenceContext[] = [];
   const open = async (settings: ContextSettings): Promise<InferenceContext> => {
     const context = await engine.createContext(settings);

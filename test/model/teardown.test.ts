@@ -58,6 +58,18 @@ describe('environment teardown with a generation in flight', () => {
     expect({ code: outcome.code, signal: outcome.signal, stderr: outcome.stderr }).toEqual({ code: 0, signal: null, stderr: '' });
   }, CHILD_LIMIT_MS + 10_000);
 
+  it('worker.terminate() while four sequences of a shared context generate neither aborts nor waits for them', async () => {
+    const outcome = await runChild('terminate-shared', modelPath);
+    expect(outcome.stdout).toMatch(/TERMINATED \d+/);
+    expect({ code: outcome.code, signal: outcome.signal, stderr: outcome.stderr }).toEqual({ code: 0, signal: null, stderr: '' });
+  }, CHILD_LIMIT_MS + 10_000);
+
+  it('a process whose shared context finished its work (never disposed) ends by itself', async () => {
+    const outcome = await runChild('idle-shared', modelPath);
+    expect(outcome.stdout).toContain('DONE 4');
+    expect({ code: outcome.code, signal: outcome.signal, stderr: outcome.stderr }).toEqual({ code: 0, signal: null, stderr: '' });
+  }, CHILD_LIMIT_MS + 10_000);
+
   it('process.exit() on the main thread while a worker generates exits at once with its code', async () => {
     const outcome = await runChild('exit-with-worker', modelPath);
     expect(outcome.stdout).toContain('EXITING');

@@ -1,6 +1,6 @@
 /**
  * The one model of a KV cache that every fake in the test kit is built on: the exact list of tokens the cache holds,
- * with the reuse rule of the real context (native/context_core.cpp `Evaluate`): keep the longest common prefix with a
+ * with the reuse rule of the real context (native/sequence.cpp `Sequence::Begin`): keep the longest common prefix with a
  * new prompt, drop the rest, decode the suffix — and when the prompt equals what is kept, decode its last token again,
  * because sampling needs that token's logits.
  */

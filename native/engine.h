@@ -1,0 +1,124 @@
+// An engine: one llama_context, its batch and its CPU thread pool, and the sequences (sequence.h) that live
+// in it. An own context (model.createContext) is an engine with n_seq_max = 1 and one sequence; a shared
+// context (model.createSharedContext) is an engine with n_seq_max = S over one unified KV cache, and up to S
+// sequences. The model's compute thread (compute_thread.h) calls Step() while any sequence has a request.
+//
+// Batch composition of one Step() (continuous batching, as llama-server's slot update loop does):
+//  1. Every sequence whose abort flag is set and that has nothing in flight ends first (it contributes nothing).
+//  2. One token for every generating sequence: the token it sampled last step (logits requested for it). They
+//     always fit: n_batch >= n_seq_max is required at creation (llama.cpp needs an output row per sequence).
+//  3. The rest of the batch (n_batch tokens in all) goes to sequences in their prompt phase: the free room is
+//     split evenly among them (at least one token each while room lasts), then what some did not need goes to
+//     the others; the order starts one sequence later at every step, so that no prompt always comes first.
+//     Logits only on the last token of a prompt (where sampling or scoring will look).
+//  4. One llama_decode for all of it. Its abort callback fires only when every participant asked to abort.
+//  5. Each participant consumes its own result (mirror, sampling from its own batch index, stop strings,
+//     stream, completion). If the decode fails with several participants, this step's tokens are removed
+//     from each of them (llama_memory_seq_rm from its pre-step position) and each is retried alone; only those
+//     that fail alone fail, with the messages an own context gives.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "compute_thread.h"
+#include "llama.h"
+#include "loaded_model.h"
+#include "sequence.h"
+
+struct ggml_threadpool;
+
+namespace llama_dialog {
+
+struct ContextSettings {
+  uint32_t contextSize = 0;  // 0 = the model's trained size
+  uint32_t batchSize = 512;  // logical and physical batch (n_batch = n_ubatch)
+  int32_t threads = 4;
+  ggml_type kvType = GGML_TYPE_F16;
+  llama_flash_attn_type flashAttention = LLAMA_FLASH_ATTN_TYPE_AUTO;
+  /** Sequences the context can hold (n_seq_max); more than one makes the KV cache unified. */
+  uint32_t sequences = 1;
+};
+
+class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
+ public:
+  /** Creates the llama_context right away so that settings errors surface at creation. Compute thread. */
+  Engine(std::shared_ptr<LoadedModel> model, const ContextSettings& settings);
+  ~Engine() override;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const LoadedModel& model() const { return *model_; }
+  ComputeThread& computeThread() const { return model_->computeThread(); }
+  const ContextSettings& settings() const { return settings_; }
+  /** KV cells of the whole context (the requested size; llama.cpp may allocate a little more). */
+  uint32_t contextSize() const { return contextSize_; }
+  uint32_t sequenceCapacity() const { return settings_.sequences; }
+  /** KV bytes one cell takes over all layers. */
+  int64_t kvBytesPerCell() const { return kvBytesPerCell_; }
+  /** KV bytes of the whole allocation while the llama_context exists (an estimate for the GC). */
+  int64_t kvBytes() const { return hasContext_.load() ? kvBytesPerCell_ * contextSize_ : 0; }
+  /** Cells in use as of the last finished step or task (JS thread may read it any time). */
+  uint32_t cellsUsed() const { return cellsUsed_.load(); }
+  /** JS thread: the shared context was disposed; its sequences refuse every later call (ObjectDisposed). */
+  void Retire() { retired_.store(true); }
+  bool retired() const { return retired_.load(); }
+
+  // ---- sequence ids (JS thread) ----
+  /** A free seq_id as a new sequence; InsufficientMemory when all are taken. */
+  std::shared_ptr<Sequence> CreateSequence(uint32_t contextSize);
+  uint32_t liveSequences() const;
+  /** Compute thread: removes the sequence's cells, then frees its id for reuse. */
+  void DropSequence(Sequence& sequence);
+
+  // ---- compute thread ----
+  /** Queues a request on `sequence` (one of this engine's); callbacks report failures, including this one's. */
+  void Submit(const std::shared_ptr<Sequence>& sequence, SequenceRequest request, RequestCallbacks callbacks);
+  bool HasWork() const override { return !running_.empty(); }
+  void Step() override;
+  llama_context* context() const { return context_; }
+  /** Re-creates a released llama_context (empty). */
+  void EnsureContext();
+  /** Frees the llama_context and thread pool; the next EnsureContext makes them again, empty. */
+  void Release();
+  /** Re-reads the cells in use from the KV cache (after anything that changed them). */
+  void RefreshCellsUsed();
+
+ private:
+  struct Participant {
+    std::shared_ptr<Sequence> sequence;
+    size_t count = 0;
+    int32_t logitsIndex = -1;
+  };
+
+  void Gather(std::vector<Participant>& participants);
+  /** Decodes what `participants` offered; on failure isolates them (see the rule above). */
+  void Decode(std::vector<Participant>& participants);
+  void FillBatch(std::vector<Participant>& participants);
+  static bool AbortCallback(void* data);
+
+  std::shared_ptr<LoadedModel> model_;
+  ContextSettings settings_;
+  uint32_t contextSize_ = 0;
+  int64_t kvBytesPerCell_ = 0;
+  llama_context* context_ = nullptr;
+  std::atomic<bool> hasContext_{false};
+  ggml_threadpool* threadpool_ = nullptr;
+  llama_batch batch_{};
+  bool batchAllocated_ = false;
+
+  mutable std::mutex idsMutex_;
+  std::vector<bool> idTaken_;
+  std::vector<Sequence*> live_;  // by seq_id; null when free (guarded by idsMutex_)
+
+  std::vector<std::shared_ptr<Sequence>> running_;  // sequences with a request (compute thread)
+  std::vector<Participant>* decoding_ = nullptr;     // this step's participants, for the abort callback
+  size_t promptCursor_ = 0;
+  std::atomic<uint32_t> cellsUsed_{0};
+  std::atomic<bool> retired_{false};
+};
+
+}  // namespace llama_dialog
