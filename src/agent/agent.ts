@@ -60,6 +60,7 @@ export class Agent {
   private readonly dialog: Dialog;
   private readonly random: () => number;
   private readonly inferenceTimeoutMs: number;
+  private readonly profileDecode: boolean;
   private readonly onDestroyed: (agent: Agent) => void;
   private readonly currentParams = new Map<string, Readonly<Record<string, unknown>>>();
   /** Slots the graph's nodes write → the node that writes them: callers may not pass these (never overwritten silently). */
@@ -87,6 +88,8 @@ export class Agent {
     this.dialog = parts.dialog;
     this.random = parts.random;
     this.inferenceTimeoutMs = parts.settings.inferenceTimeoutMs;
+    // Profiles only reach diagnostics: without them, asking the engine for one would be wasted work.
+    this.profileDecode = parts.settings.profileDecode && parts.options.enableDiagnostics === true;
     this.onDestroyed = parts.onDestroyed;
     for (const node of parts.graph.nodes.values()) {
       this.currentParams.set(node.name, node.params);
@@ -417,7 +420,7 @@ export class Agent {
     if (!cache) throw new LlamaDialogError('InferenceFailed', `internal: node "${nodeName}" has no model`);
     const own = this.getParams(nodeName).inferenceTimeoutMs;
     const timeoutMs = typeof own === 'number' && own > 0 ? own : this.inferenceTimeoutMs;
-    return inferencePortFor(cache, signal, timeoutMs);
+    return inferencePortFor(cache, signal, timeoutMs, this.profileDecode);
   }
 }
 

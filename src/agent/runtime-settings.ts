@@ -10,10 +10,17 @@ export interface RuntimeSettings {
    * overrides it. 0 (default) = no limit.
    */
   inferenceTimeoutMs: number;
+  /**
+   * Record every engine step of every generation (decode ms, batch tokens, KV cells, n_kv, sampler ms, graph reuse)
+   * in the diagnostics' `timings.decodeSteps` (agents with enableDiagnostics only). Default false: a long-run
+   * investigation tool, off in normal play.
+   */
+  profileDecode: boolean;
 }
 
 export const defaultRuntimeSettings: RuntimeSettings = {
   toolCallPauseTimeoutMs: 0,
   maxInputLength: 4096,
   inferenceTimeoutMs: 0,
+  profileDecode: false,
 };

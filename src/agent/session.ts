@@ -88,6 +88,7 @@ export class Session {
       toolCallPauseTimeoutMs: host.toolCallPauseTimeoutMs ?? defaultRuntimeSettings.toolCallPauseTimeoutMs,
       maxInputLength: host.maxInputLength ?? defaultRuntimeSettings.maxInputLength,
       inferenceTimeoutMs: host.inferenceTimeoutMs ?? defaultRuntimeSettings.inferenceTimeoutMs,
+      profileDecode: host.profileDecode === true,
     };
     if (!Number.isInteger(this.settings.inferenceTimeoutMs) || this.settings.inferenceTimeoutMs < 0) {
       throw new LlamaDialogError('InvalidArgument', `inferenceTimeoutMs must be a non-negative integer (0 = no limit), got ${String(this.settings.inferenceTimeoutMs)}`);

@@ -18,6 +18,8 @@ export interface AgentStrategyOptions {
   workload: Workload;
   /** Tokens per llama_decode batch (default 512, the same as the node-llama-cpp baseline). */
   batchSize?: number;
+  /** Record every engine step of each generation in the turn's node metrics (`decodeSteps`). */
+  profileDecode?: boolean;
 }
 
 const DESCRIPTIONS: Record<AgentStrategyName, string> = {
@@ -51,7 +53,7 @@ export class AgentStrategy implements BenchStrategy {
   async prepare(): Promise<void> {
     const { workload, modelPath } = this.options;
     // Each strategy gets its own registry (its own model load), so no strategy inherits another's warm state.
-    this.session = new Session({ loadModel }).create({ gameName: `llama-dialog bench (${this.name})` });
+    this.session = new Session({ loadModel, profileDecode: this.options.profileDecode === true }).create({ gameName: `llama-dialog bench (${this.name})` });
     this.agent = await this.session.createAgent({
       graph: benchGraph(workload, { trimTargetRatio: this.name === 'trim-to-fit' ? 1 : workload.trimTarget }),
       defaultModel: modelPath,

@@ -2,6 +2,7 @@
  * Shapes of benchmark results: what each strategy measured per turn and per node, the per-strategy summary,
  * and the whole report written by `--json`. Times are milliseconds of wall clock, token counts are exact.
  */
+import type { GenerateStepProfile } from '../engine/types.js';
 
 /** The strategies a run can compare. `ours` is the agent runtime; the others are baselines. */
 export const STRATEGY_NAMES = ['ours', 'node-llama-cpp', 'naive', 'trim-to-fit'] as const;
@@ -34,6 +35,8 @@ export interface NodeCallMetrics {
   rereadFrom: number | null;
   /** Why the cache missed, as the runtime's diagnostics say (null when it did not miss or cannot say). */
   cacheMissCause: string | null;
+  /** Every engine step of the generation, when the run profiled the decode loop (`bench --profile`). */
+  decodeSteps?: GenerateStepProfile[];
 }
 
 /** One turn of one strategy: the player's line in, the reply out. */

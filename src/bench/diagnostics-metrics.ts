@@ -32,6 +32,7 @@ export function nodeMetrics(node: NodeDiagnostics): NodeCallMetrics[] {
       engineMs: node.timings ? node.timings.promptMs + node.timings.generateMs : null,
       rereadFrom,
       cacheMissCause: node.cache.miss ? (causes[0] ?? 'unknown') : null,
+      ...(node.timings?.decodeSteps ? { decodeSteps: node.timings.decodeSteps } : {}),
     },
   ];
 }

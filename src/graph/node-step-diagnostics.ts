@@ -1,3 +1,4 @@
+import type { GenerateStepProfile } from '../engine/types.js';
 import type { ProjectionDiagnostics } from '../prompt/node-prompt-projector.js';
 
 /*
@@ -43,6 +44,8 @@ export interface NodeTimingDiagnostics {
   promptMs: number;
   firstTokenMs: number;
   generateMs: number;
+  /** Every engine step of the generation (one llama_decode each), when the session profiles the decode loop. */
+  decodeSteps?: GenerateStepProfile[];
 }
 
 /** Everything one inference call of a node contributes to its diagnostics, handed over in one piece. */

@@ -12,8 +12,8 @@ import type { CacheWork, NodeCache } from './node-cache.js';
  * and carries `signal` (the turn's cancellation; none for a prefill at agent creation). Taking the port starts a
  * new period of the cache's miss facts, so build one per node step.
  */
-export function inferencePortFor(cache: NodeCache, signal?: AbortSignal, timeoutMs = 0): HostedInferencePort {
-  return new ScheduledInferencePort(cache, signal, timeoutMs);
+export function inferencePortFor(cache: NodeCache, signal?: AbortSignal, timeoutMs = 0, profile = false): HostedInferencePort {
+  return new ScheduledInferencePort(cache, signal, timeoutMs, profile);
 }
 
 /**
@@ -40,6 +40,7 @@ class ScheduledInferencePort implements HostedInferencePort {
     private readonly cache: NodeCache,
     private readonly signal: AbortSignal | undefined,
     private readonly timeoutMs: number,
+    private readonly profile: boolean,
   ) {
     const { model, id } = cache.lease;
     this.modelId = id;
@@ -57,6 +58,7 @@ class ScheduledInferencePort implements HostedInferencePort {
       if (request.stop && request.stop.length > 0) options.stop = request.stop;
       if (request.grammar !== undefined) options.grammar = request.grammar;
       if (request.onToken) options.onToken = request.onToken;
+      if (this.profile) options.profile = true;
       return context.generate(options);
     });
   }

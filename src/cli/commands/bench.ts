@@ -1,3 +1,4 @@
+import { renderDecodeProfileSummary, summarizeDecodeProfile } from '../../bench/decode-profile-summary.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
@@ -44,7 +45,7 @@ const baselineList = z
 
 /** Flags that only the tavern workload reads, and flags it does not read. */
 const TAVERN_ONLY_FLAGS = ['agents', 'lines', 'strategies', 'mean-gap-ms', 'seed', 'max-tokens', 'context', 'gpu-layers'] as const;
-const CONVERSATION_ONLY_FLAGS = ['turns', 'baselines', 'order', 'floor-samples', 'summary-only'] as const;
+const CONVERSATION_ONLY_FLAGS = ['turns', 'baselines', 'order', 'floor-samples', 'summary-only', 'profile'] as const;
 
 /** Refuses flags the chosen workload would silently ignore (checked on the flags as given, before defaults). */
 function checkWorkloadFlags(raw: unknown, context: z.RefinementCtx): void {
@@ -93,6 +94,7 @@ const benchSchema = z.preprocess(
       order: z.enum(['interleaved', 'sequential']).default('sequential'),
       'floor-samples': z.coerce.number().int().min(0).max(1000).default(DEFAULT_FLOOR_SAMPLES),
       'summary-only': z.boolean().default(false),
+      profile: z.boolean().default(false),
       agents: z.coerce.number().int().min(1).max(256).default(8),
       lines: z.coerce.number().int().min(1).max(1000).default(6),
       strategies: tavernStrategyList.optional(),
@@ -140,6 +142,8 @@ Options:
   --floor-samples <n> how many of ours' normal turns get a llama-bench twin of the same shape, run
                      right after the turn (default 8; each costs a few seconds on a CPU; 0: no floor)
   --summary-only     leave out the per-turn table
+  --profile          record every engine step of ours' generations (decode ms, KV cells, n_kv, sampler ms,
+                     graph reuse) in the JSON's turns (nodes[].decodeSteps) and print a per-block summary
   -h, --help         show this help
 
 Tavern workload (--workload tavern): N agents on one model — guards and barkeeps sharing one ~600-token lore
@@ -176,6 +180,7 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
     order: { type: 'string' },
     'floor-samples': { type: 'string' },
     'summary-only': { type: 'boolean' },
+    profile: { type: 'boolean' },
     agents: { type: 'string' },
     lines: { type: 'string' },
     strategies: { type: 'string' },
@@ -208,7 +213,7 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
       baselines = baselines.filter((name) => name !== 'node-llama-cpp');
       notes.push('node-llama-cpp baseline skipped: the node-llama-cpp package is not installed (npm install --no-save node-llama-cpp@3.21.1)');
     }
-    const strategies: BenchStrategy[] = [new AgentStrategy({ name: 'ours', modelPath, workload })];
+    const strategies: BenchStrategy[] = [new AgentStrategy({ name: 'ours', modelPath, workload, profileDecode: options.profile })];
     for (const baseline of baselines) {
       strategies.push(
         baseline === 'node-llama-cpp'
@@ -235,6 +240,8 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
     });
 
     io.stdout(renderReportText(report, { perTurn: !options['summary-only'] }));
+    const profiled = report.strategies.find((strategy) => strategy.strategy === 'ours');
+    if (options.profile && profiled) io.stdout(`\n${renderDecodeProfileSummary(summarizeDecodeProfile(profiled.turns))}\n`);
     const chartPath = resolve(options.chart ?? `bench-results/bench-${workload.name}.svg`);
     writeOutput(chartPath, renderReportChart(report));
     if (options.json) {

@@ -63,6 +63,11 @@ export function generationRecord(
     reuse: { reused: timings.promptReused, evaluated: timings.promptEvaluated },
     ...(options.projection ? { projection: options.projection.diagnostics } : {}),
     output: { text: options.outputText ?? result.text, tokens: result.tokens.length, stopReason: result.stopReason },
-    timings: { promptMs: timings.promptMs, firstTokenMs: timings.firstTokenMs, generateMs: timings.generateMs },
+    timings: {
+      promptMs: timings.promptMs,
+      firstTokenMs: timings.firstTokenMs,
+      generateMs: timings.generateMs,
+      ...(result.profile ? { decodeSteps: result.profile.steps } : {}),
+    },
   };
 }
