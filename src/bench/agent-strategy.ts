@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Agent } from '../agent/agent.js';
 import { Session } from '../agent/session.js';
 import { loadModel } from '../engine/load-model.js';
+import type { ContextForm } from '../host/model-registry.js';
 import { LlamaDialogError } from '../errors.js';
 import type { NodeCallMetrics, TurnMetrics } from './bench-result.js';
 import type { BenchStrategy } from './bench-strategy.js';
@@ -20,6 +21,8 @@ export interface AgentStrategyOptions {
   batchSize?: number;
   /** Record every engine step of each generation in the turn's node metrics (`decodeSteps`). */
   profileDecode?: boolean;
+  /** Form of the node caches (default own). */
+  contexts?: ContextForm;
 }
 
 const DESCRIPTIONS: Record<AgentStrategyName, string> = {
@@ -47,13 +50,17 @@ export class AgentStrategy implements BenchStrategy {
   constructor(options: AgentStrategyOptions) {
     this.options = options;
     this.name = options.name;
-    this.description = DESCRIPTIONS[options.name];
+    this.description = DESCRIPTIONS[options.name] + (options.contexts === 'shared' ? '; each node cache is a sequence of one shared context' : '');
   }
 
   async prepare(): Promise<void> {
     const { workload, modelPath } = this.options;
     // Each strategy gets its own registry (its own model load), so no strategy inherits another's warm state.
-    this.session = new Session({ loadModel, profileDecode: this.options.profileDecode === true }).create({ gameName: `llama-dialog bench (${this.name})` });
+    this.session = new Session({
+      loadModel,
+      profileDecode: this.options.profileDecode === true,
+      ...(this.options.contexts ? { contexts: this.options.contexts } : {}),
+    }).create({ gameName: `llama-dialog bench (${this.name})` });
     this.agent = await this.session.createAgent({
       graph: benchGraph(workload, { trimTargetRatio: this.name === 'trim-to-fit' ? 1 : workload.trimTarget }),
       defaultModel: modelPath,

@@ -45,7 +45,7 @@ const baselineList = z
 
 /** Flags that only the tavern workload reads, and flags it does not read. */
 const TAVERN_ONLY_FLAGS = ['agents', 'lines', 'strategies', 'mean-gap-ms', 'seed', 'max-tokens', 'context', 'gpu-layers'] as const;
-const CONVERSATION_ONLY_FLAGS = ['turns', 'baselines', 'order', 'floor-samples', 'summary-only', 'profile'] as const;
+const CONVERSATION_ONLY_FLAGS = ['turns', 'baselines', 'order', 'floor-samples', 'summary-only', 'profile', 'contexts'] as const;
 
 /** Refuses flags the chosen workload would silently ignore (checked on the flags as given, before defaults). */
 function checkWorkloadFlags(raw: unknown, context: z.RefinementCtx): void {
@@ -95,6 +95,7 @@ const benchSchema = z.preprocess(
       'floor-samples': z.coerce.number().int().min(0).max(1000).default(DEFAULT_FLOOR_SAMPLES),
       'summary-only': z.boolean().default(false),
       profile: z.boolean().default(false),
+      contexts: z.enum(['own', 'shared']).default('own'),
       agents: z.coerce.number().int().min(1).max(256).default(8),
       lines: z.coerce.number().int().min(1).max(1000).default(6),
       strategies: tavernStrategyList.optional(),
@@ -142,6 +143,8 @@ Options:
   --floor-samples <n> how many of ours' normal turns get a llama-bench twin of the same shape, run
                      right after the turn (default 8; each costs a few seconds on a CPU; 0: no floor)
   --summary-only     leave out the per-turn table
+  --contexts <form>  own (default: one llama_context per node) or shared (a sequence of one model-wide
+                     context) for ours
   --profile          record every engine step of ours' generations (decode ms, KV cells, n_kv, sampler ms,
                      graph reuse) in the JSON's turns (nodes[].decodeSteps) and print a per-block summary
   -h, --help         show this help
@@ -181,6 +184,7 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
     'floor-samples': { type: 'string' },
     'summary-only': { type: 'boolean' },
     profile: { type: 'boolean' },
+    contexts: { type: 'string' },
     agents: { type: 'string' },
     lines: { type: 'string' },
     strategies: { type: 'string' },
@@ -213,7 +217,7 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
       baselines = baselines.filter((name) => name !== 'node-llama-cpp');
       notes.push('node-llama-cpp baseline skipped: the node-llama-cpp package is not installed (npm install --no-save node-llama-cpp@3.21.1)');
     }
-    const strategies: BenchStrategy[] = [new AgentStrategy({ name: 'ours', modelPath, workload, profileDecode: options.profile })];
+    const strategies: BenchStrategy[] = [new AgentStrategy({ name: 'ours', modelPath, workload, profileDecode: options.profile, contexts: options.contexts })];
     for (const baseline of baselines) {
       strategies.push(
         baseline === 'node-llama-cpp'
