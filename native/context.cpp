@@ -6,6 +6,7 @@
 #include "errors.h"
 #include "grammar.h"
 #include "js_args.h"
+#include "prefix_copy.h"
 #include "teardown.h"
 
 namespace llama_dialog {
@@ -420,15 +421,30 @@ Napi::Value ContextHandle::CopyPrefixFrom(const Napi::CallbackInfo& info) {
     if (source->engine_ != engine_) {
       throw DialogError(ErrorCode::InvalidArgument, "copyPrefixFrom: the source sequence belongs to another shared context");
     }
-    if (source != this && source->busy_.load()) {
-      throw DialogError(ErrorCode::ContextBusy, "cannot copyPrefixFrom: an operation is still running on the source sequence");
-    }
     if (!info[1].IsNumber()) throw DialogError(ErrorCode::InvalidArgument, "copyPrefixFrom(source, length) expects a number of tokens");
     const double length = info[1].As<Napi::Number>().DoubleValue();
-    const size_t available = source->sequence_->mirror().size();
-    if (!(length >= 0) || length != static_cast<double>(static_cast<uint64_t>(length)) || length > static_cast<double>(available)) {
-      throw DialogError(ErrorCode::InvalidArgument, "copyPrefixFrom: length must be a whole number from 0 to " +
-                                                        std::to_string(available) + " (the tokens the source holds)");
+    if (!(length >= 0) || length != static_cast<double>(static_cast<uint64_t>(length))) {
+      throw DialogError(ErrorCode::InvalidArgument, "copyPrefixFrom: length must be a whole number of tokens");
+    }
+    // With the tokens the copy is meant to hold, a running source is fine: the copy happens between two engine
+    // steps, where the source's mirror is exactly its cache, and takes only the part that still matches.
+    const bool verified = info.Length() > 2 && !info[2].IsUndefined();
+    std::vector<llama_token> expected;
+    if (verified) {
+      expected = TokensArg(info[2], "expected");
+      if (expected.size() < static_cast<size_t>(length)) {
+        throw DialogError(ErrorCode::InvalidArgument, "copyPrefixFrom: the expected tokens are fewer than length");
+      }
+      expected.resize(static_cast<size_t>(length));
+    } else {
+      if (source != this && source->busy_.load()) {
+        throw DialogError(ErrorCode::ContextBusy, "cannot copyPrefixFrom: an operation is still running on the source sequence");
+      }
+      const size_t available = source->sequence_->mirror().size();
+      if (length > static_cast<double>(available)) {
+        throw DialogError(ErrorCode::InvalidArgument, "copyPrefixFrom: length must be a whole number from 0 to " +
+                                                          std::to_string(available) + " (the tokens the source holds)");
+      }
     }
     if (length > sequence_->contextSize()) {
       throw DialogError(ErrorCode::InvalidArgument, "copyPrefixFrom: " + std::to_string(static_cast<uint64_t>(length)) +
@@ -436,12 +452,8 @@ Napi::Value ContextHandle::CopyPrefixFrom(const Napi::CallbackInfo& info) {
                                                         std::to_string(sequence_->contextSize()) + ")");
     }
     const size_t count = static_cast<size_t>(length);
-    return Queue(env, "copyPrefixFrom", Napi::Function(),
-                 [engine = engine_, sequence = sequence_, from = source->sequence_, count](const std::shared_ptr<Operation>& operation) {
-                   sequence->CopyPrefixFrom(*from, count);
-                   engine->RefreshCellsUsed();
-                   operation->Resolve(nullptr);
-                 });
+    auto copy = std::make_shared<PrefixCopy>(engine_, sequence_, source->sequence_, count, verified, std::move(expected));
+    return Queue(env, "copyPrefixFrom", Napi::Function(), [copy](const std::shared_ptr<Operation>& operation) { copy->Run(operation); });
   });
 }
 

@@ -329,6 +329,21 @@ void Sequence::LoadState(const std::vector<uint8_t>& bytes, const std::vector<ll
   mirror_ = tokens;
 }
 
+size_t Sequence::MatchingPrefix(const std::vector<llama_token>& tokens) const {
+  const size_t n = std::min(tokens.size(), mirror_.size());
+  size_t i = 0;
+  while (i < n && mirror_[i] == tokens[i]) ++i;
+  return i;
+}
+
+size_t Sequence::MatchingPrefixAfterPrompt(const std::vector<llama_token>& tokens) const {
+  if (phase_ != Phase::kPrompt) return MatchingPrefix(tokens);
+  const size_t n = std::min(tokens.size(), request_.prompt.size());
+  size_t i = 0;
+  while (i < n && request_.prompt[i] == tokens[i]) ++i;
+  return i;
+}
+
 void Sequence::CopyPrefixFrom(const Sequence& source, size_t length) {
   if (&source.engine_ != &engine_) {
     throw DialogError(ErrorCode::InvalidArgument, "copyPrefixFrom: the source sequence belongs to another shared context");

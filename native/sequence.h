@@ -143,6 +143,10 @@ class Sequence {
   void LoadState(const std::vector<uint8_t>& bytes, const std::vector<llama_token>& tokens);
   /** Holds exactly the first `length` tokens of `source` (same engine), copied cell by cell (llama_memory_seq_cp). */
   void CopyPrefixFrom(const Sequence& source, size_t length);
+  /** Compute thread: how many leading tokens of `tokens` this sequence's cache holds now. */
+  size_t MatchingPrefix(const std::vector<llama_token>& tokens) const;
+  /** Compute thread: how many it will hold once its prompt phase is over (the same as now outside it). */
+  size_t MatchingPrefixAfterPrompt(const std::vector<llama_token>& tokens) const;
 
  private:
   enum class Phase { kIdle, kPrompt, kGenerating };

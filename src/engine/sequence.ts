@@ -26,20 +26,20 @@ export class Sequence extends InferenceHandle implements InferenceSequence {
    * Makes this sequence hold exactly the first `length` tokens of `source` without decoding them
    * (llama_memory_seq_cp): shared-prefix spawn. What this sequence held before is dropped.
    * @throws LlamaDialogError InvalidArgument (a source of another shared context or not a sequence, length beyond
-   *   the source's tokens or this sequence's size); ContextBusy (this sequence or the source is running an
-   *   operation); ObjectDisposed.
+   *   the source's tokens or this sequence's size); ContextBusy (this sequence, or without `expected` the source, is
+   *   running an operation); ObjectDisposed.
    */
-  copyPrefixFrom(source: InferenceSequence, length: number): Promise<void> {
+  copyPrefixFrom(source: InferenceSequence, length: number, expected?: Int32Array): Promise<number> {
     if (!(source instanceof Sequence)) {
       return Promise.reject(new LlamaDialogError('InvalidArgument', 'copyPrefixFrom expects a sequence of a shared context as its source'));
     }
     if (source.shared !== this.shared) {
       return Promise.reject(new LlamaDialogError('InvalidArgument', 'copyPrefixFrom: the source sequence belongs to another shared context'));
     }
-    if (source !== this && source.busy) {
+    if (source !== this && source.busy && expected === undefined) {
       return Promise.reject(new LlamaDialogError('ContextBusy', 'cannot copyPrefixFrom: an operation is still running on the source sequence'));
     }
-    return this.run('copyPrefixFrom', undefined, () => this.handle.copyPrefixFrom(source.handle, length));
+    return this.run('copyPrefixFrom', undefined, () => this.handle.copyPrefixFrom(source.handle, length, expected));
   }
 
   /** Removes this sequence's cells from the shared KV cache; the shared llama_context stays. */

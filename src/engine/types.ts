@@ -202,10 +202,13 @@ export interface InferenceSequence extends InferenceContext {
   /**
    * Makes this sequence hold exactly the first `length` tokens of `source` (a sequence of the same shared context)
    * without decoding them (llama_memory_seq_cp): shared-prefix spawn. What this sequence held before is dropped.
+   * With `expected` (the tokens this sequence is meant to start with, at least `length` of them) the source may be
+   * running: the copy happens between two engine steps and takes the longest prefix of `expected[0..length)` the
+   * source holds at that moment, possibly fewer tokens or none. Resolves with the number of tokens copied.
    * @throws LlamaDialogError InvalidArgument (another shared context, length beyond the source's tokens or this
-   *   sequence's size); ContextBusy; ObjectDisposed.
+   *   sequence's size); ContextBusy (without `expected`, a running source); ObjectDisposed.
    */
-  copyPrefixFrom(source: InferenceSequence, length: number): Promise<void>;
+  copyPrefixFrom(source: InferenceSequence, length: number, expected?: Int32Array): Promise<number>;
 }
 
 /** Settings of one per-node context, as the runtime asks the engine for it. */

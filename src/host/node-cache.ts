@@ -210,12 +210,16 @@ export class NodeCache implements KvPoolMember {
     this.period.snapshotDropped = true;
   }
 
-  /** Shared-prefix spawn (SPEC §2.4): copy the longest prefix an idle live sequence shares with `prompt`. */
+  /**
+   * Shared-prefix spawn (SPEC §2.4): copy the longest prefix a live sequence shares with `prompt`. A running source
+   * counts too (in a tavern every other NPC is usually mid-reply when a new one is first addressed): the engine makes
+   * the copy between two steps and keeps only what the source still holds of `prompt` then.
+   */
   private async spawnFromSharedPrefix(context: InferenceContext, prompt: Int32Array): Promise<void> {
     const target = context as InferenceSequence;
     let best: { cache: NodeCache; sequence: InferenceSequence; length: number } | undefined;
     for (const member of this.lease.pool.all()) {
-      if (!(member instanceof NodeCache) || member === this || !member.idle || !member.handle) continue;
+      if (!(member instanceof NodeCache) || member === this || !member.handle) continue;
       const sequence = member.handle as InferenceSequence;
       if (sequence.shared !== target.shared) continue;
       const length = Math.min(commonPrefixLength(sequence.tokens, prompt), target.contextSize);
@@ -223,9 +227,11 @@ export class NodeCache implements KvPoolMember {
     }
     if (!best) return;
     const { cache, sequence, length } = best;
-    // Held through the source's own queue so that none of its jobs runs on it during the copy.
-    await cache.exclusive(() => target.copyPrefixFrom(sequence, length));
-    this.period.sharedFrom = { ...cache.owner, tokens: length };
+    const copy = (): Promise<number> => target.copyPrefixFrom(sequence, length, prompt);
+    // An idle source is held through its own queue, so that no eviction or job of it runs during the copy; a running
+    // one cannot be evicted or disposed before the copy, which the engine queues ahead of anything asked later.
+    const copied = cache.idle ? await cache.exclusive(copy) : await copy();
+    if (copied > 0) this.period.sharedFrom = { ...cache.owner, tokens: copied };
   }
 
   /** Most KV bytes the work may hold: an own context is allocated whole; a sequence grows to prompt + maxTokens. */

@@ -135,7 +135,7 @@ export interface NativeContextHandle {
   /** An own context frees its llama_context; a sequence removes its cells from the shared one. */
   release(): Promise<void>;
   /** Sequences only: hold the first `length` tokens of `source` (same shared context) by llama_memory_seq_cp. */
-  copyPrefixFrom(source: NativeContextHandle, length: number): Promise<void>;
+  copyPrefixFrom(source: NativeContextHandle, length: number, expected?: Int32Array): Promise<number>;
   /** Asks the running operation to stop (between steps and inside llama_decode). */
   abort(): void;
   dispose(): Promise<void>;

@@ -184,6 +184,35 @@ describe('shared context: sequences batched into one decode per step', () => {
     }
   });
 
+  it('copyPrefixFrom with the expected tokens copies from a running source, only what it holds of them', async () => {
+    const source = shared.createSequence({ contextSize: 1024 });
+    const spawned = shared.createSequence({ contextSize: 1024 });
+    const diverging = shared.createSequence({ contextSize: 1024 });
+    try {
+      const prefix = syntheticPrompt(600, 51);
+      const sourcePrompt = concat(prefix, syntheticPrompt(20, 52));
+      const running = source.generate({ prompt: sourcePrompt, maxTokens: 40, sampling: GREEDY });
+      expect(source.busy).toBe(true);
+      // Without the expected tokens a running source is refused, as before.
+      await expect(spawned.copyPrefixFrom(source, 600)).rejects.toMatchObject({ errorName: 'ContextBusy' });
+      const prompt = concat(prefix, syntheticPrompt(30, 53));
+      // Queued behind the source's request: by then its prompt is in the cache, and 600 tokens of it match.
+      expect(await spawned.copyPrefixFrom(source, 600, prompt)).toBe(600);
+      const other = concat(prefix.subarray(0, 250), syntheticPrompt(350, 54));
+      expect(await diverging.copyPrefixFrom(source, 600, other)).toBe(250);
+      expect(diverging.tokens.length).toBe(250);
+      const result = await spawned.generate({ prompt, maxTokens: 16, sampling: GREEDY });
+      expect(result.timings.promptReused).toBe(600);
+      expect(result.timings.promptEvaluated).toBe(30);
+      const cold = await ownContextReply(prompt, 16);
+      await expectSameGreedy(result.tokens, cold.tokens, prompt);
+      const sourceResult = await running;
+      expect(Array.from(source.tokens)).toEqual([...sourcePrompt, ...sourceResult.tokens]);
+    } finally {
+      await Promise.all([source.dispose(), spawned.dispose(), diverging.dispose()]);
+    }
+  });
+
   it('saveState / loadState of a sequence restores its mirror and the same greedy continuation', async () => {
     const original = shared.createSequence({ contextSize: 1024 });
     const restored = shared.createSequence({ contextSize: 1024 });

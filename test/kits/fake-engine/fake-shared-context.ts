@@ -13,20 +13,28 @@ export class FakeSequence extends FakeContext implements InferenceSequence {
   }
 
   /** As llama_memory_seq_cp: this sequence holds the source's first `length` tokens, none decoded. */
-  copyPrefixFrom(source: InferenceSequence, length: number): Promise<void> {
+  copyPrefixFrom(source: InferenceSequence, length: number, expected?: Int32Array): Promise<number> {
     if (!(source instanceof FakeSequence) || source.shared !== this.shared) {
       return Promise.reject(new LlamaDialogError('InvalidArgument', 'copyPrefixFrom: the source is not a sequence of the same shared context'));
     }
     if (source.disposed) return Promise.reject(new LlamaDialogError('ObjectDisposed', 'copyPrefixFrom: the source has been disposed'));
-    if (source.busy) return Promise.reject(new LlamaDialogError('ContextBusy', 'copyPrefixFrom: the source is running an operation'));
+    if (source.busy && expected === undefined) {
+      return Promise.reject(new LlamaDialogError('ContextBusy', 'copyPrefixFrom: the source is running an operation'));
+    }
     const tokens = source.tokens;
+    if (expected !== undefined) {
+      // As the engine does between two steps: only the part of `expected` the source holds now.
+      let matching = 0;
+      while (matching < Math.min(length, tokens.length, expected.length) && tokens[matching] === expected[matching]) matching += 1;
+      length = matching;
+    }
     if (!Number.isInteger(length) || length < 0 || length > tokens.length || length > this.contextSize) {
       return Promise.reject(
         new LlamaDialogError('InvalidArgument', `copyPrefixFrom: length ${length} is beyond the source's ${tokens.length} tokens or this sequence's size ${this.contextSize}`),
       );
     }
     this.shared.prefixCopies.push({ length });
-    return this.adoptTokens('copyPrefixFrom', tokens.slice(0, length));
+    return this.adoptTokens('copyPrefixFrom', tokens.slice(0, length)).then(() => length);
   }
 
   override async dispose(): Promise<void> {
