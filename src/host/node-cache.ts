@@ -73,6 +73,9 @@ export class NodeCache implements KvPoolMember {
     return this.lease.contexts === 'shared';
   }
 
+  /** The prompt of the job running on this cache now (what its sequence will hold), if it has one. */
+  private runningPrompt: Int32Array | undefined;
+
   get idle(): boolean {
     return this.queued === 0;
   }
@@ -109,8 +112,10 @@ export class NodeCache implements KvPoolMember {
           await this.restore(context);
         }
         if (work.prompt && this.inSharedContext && context.tokens.length === 0) await this.spawnFromSharedPrefix(context, work.prompt);
+        this.runningPrompt = work.prompt;
         return await job(context);
       } finally {
+        this.runningPrompt = undefined;
         this.used = pool.tick();
         admission.end();
       }
@@ -222,7 +227,9 @@ export class NodeCache implements KvPoolMember {
       if (!(member instanceof NodeCache) || member === this || !member.handle) continue;
       const sequence = member.handle as InferenceSequence;
       if (sequence.shared !== target.shared) continue;
-      const length = Math.min(commonPrefixLength(sequence.tokens, prompt), target.contextSize);
+      // A running source will hold its job's prompt; its token mirror says only what it held before the job.
+      const holds = member.runningPrompt ?? sequence.tokens;
+      const length = Math.min(commonPrefixLength(holds, prompt), target.contextSize);
       if (length >= this.lease.minSharedPrefix && length > (best?.length ?? 0)) best = { cache: member, sequence, length };
     }
     if (!best) return;
