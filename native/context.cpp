@@ -12,6 +12,26 @@
 namespace llama_dialog {
 namespace {
 
+// A saved state handed to JS without a second copy: the ArrayBuffer owns the vector's memory. A fresh JS buffer
+// would cost a zero-fill, a page fault per 4 KiB and a memcpy of tens of megabytes. Runtimes that refuse external
+// buffers (napi_no_external_buffers_allowed) get the copy.
+Napi::Value StateBytesToJs(Napi::Env env, std::vector<uint8_t>&& bytes) {
+  if (!bytes.empty()) {
+    auto* owned = new std::vector<uint8_t>(std::move(bytes));
+    try {
+      Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(
+          env, owned->data(), owned->size(), [](Napi::Env, void*, std::vector<uint8_t>* data) { delete data; }, owned);
+      return Napi::Uint8Array::New(env, owned->size(), buffer, 0);
+    } catch (const Napi::Error&) {
+      bytes = std::move(*owned);
+      delete owned;
+    }
+  }
+  Napi::Uint8Array array = Napi::Uint8Array::New(env, bytes.size());
+  if (!bytes.empty()) std::memcpy(array.Data(), bytes.data(), bytes.size());
+  return array;
+}
+
 SamplingSettings SamplingFrom(const Napi::Value& value) {
   SamplingSettings s;
   if (value.IsUndefined() || value.IsNull()) return s;
@@ -361,11 +381,7 @@ Napi::Value ContextHandle::SaveState(const Napi::CallbackInfo& info) {
                  [engine = engine_, sequence = sequence_, maxBytes](const std::shared_ptr<Operation>& operation) {
                    engine->EnsureContext();
                    auto bytes = std::make_shared<std::vector<uint8_t>>(sequence->SaveState(maxBytes));
-                   operation->Resolve([bytes](Napi::Env env) -> Napi::Value {
-                     Napi::Uint8Array array = Napi::Uint8Array::New(env, bytes->size());
-                     if (!bytes->empty()) std::memcpy(array.Data(), bytes->data(), bytes->size());
-                     return array;
-                   });
+                   operation->Resolve([bytes](Napi::Env env) -> Napi::Value { return StateBytesToJs(env, std::move(*bytes)); });
                  });
   });
 }
@@ -374,7 +390,11 @@ Napi::Value ContextHandle::LoadState(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return Guarded(env, [&]() -> Napi::Value {
     CheckUsable("loadState");
-    auto bytes = std::make_shared<std::vector<uint8_t>>(BytesArg(info[0], "bytes"));
+    if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+      throw DialogError(ErrorCode::InvalidArgument, "bytes must be a Uint8Array");
+    }
+    Napi::Uint8Array array = info[0].As<Napi::Uint8Array>();
+    std::shared_ptr<const std::vector<uint8_t>> bytes = engine_->model().stateStaging().Stage(array.Data(), array.ByteLength());
     auto tokens = std::make_shared<std::vector<llama_token>>(TokensArg(info[1], "tokens"));
     CheckTokenIds(*tokens, engine_->model().vocabSize(), "tokens");
     return Queue(env, "loadState", Napi::Function(),

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "llama.h"
+#include "state_staging.h"
 
 namespace llama_dialog {
 class ComputeThread;
@@ -50,6 +51,8 @@ class LoadedModel {
   uint64_t fingerprint() const;
   /** The model's own compute thread (compute_thread.h), started on first use. */
   ComputeThread& computeThread() const;
+  /** Where loadState's bytes wait for the compute thread (state_staging.h). */
+  StateStaging& stateStaging() const { return stateStaging_; }
 
  private:
   LoadedModel(llama_model* model, bool vocabOnly, uint64_t fileSize, std::string path, bool mmapped);
@@ -63,6 +66,7 @@ class LoadedModel {
   int64_t residentBytes_;
   mutable std::once_flag computeThreadOnce_;
   mutable std::unique_ptr<ComputeThread> computeThread_;
+  mutable StateStaging stateStaging_;
 };
 
 }  // namespace llama_dialog
