@@ -99,7 +99,7 @@ const benchSchema = z.preprocess(
       agents: z.coerce.number().int().min(1).max(256).default(8),
       lines: z.coerce.number().int().min(1).max(1000).default(6),
       strategies: tavernStrategyList.optional(),
-      'mean-gap-ms': z.coerce.number().positive().max(3_600_000).default(500),
+      'mean-gap-ms': z.coerce.number().positive().max(3_600_000).default(150),
       seed: z.coerce.number().int().min(0).max(2 ** 32 - 1).default(1),
       'max-tokens': z.coerce.number().int().min(1).max(4096).default(32),
       context: z.coerce.number().int().min(256).max(1_048_576).default(2048),
@@ -162,8 +162,8 @@ with the reason (exit code 1) while the others still run.
   --lines <n>        player lines per agent (default 6)
   --strategies <l>   comma-separated: fifo, batched, batched-no-spawn, node-llama-cpp (default: all;
                      node-llama-cpp only when that package is installed)
-  --mean-gap-ms <n>  mean gap between two lines of the whole tavern (default 500, for 8 agents on the
-                     small model on 2 CPU threads; lower it on a GPU so that turns still overlap)
+  --mean-gap-ms <n>  mean gap between two lines of the whole tavern (default 150: 8 agents on the small
+                     model at 2 CPU threads then overload one-at-a-time inference; lower it on a GPU)
   --seed <n>         schedule seed (default 1)
   --max-tokens <n>   reply cap, greedy (default 32)
   --context <n>      KV tokens per agent (default 2048)
