@@ -242,6 +242,11 @@ export class FakeContext implements InferenceContext {
    * For a subclass (a fake sequence's prefix copy): makes the cache hold exactly `tokens` without decoding them, as one
    * operation of this context (refused while another runs or after dispose).
    */
+  /** What the cache holds this moment, even mid-operation (the engine's view between two steps). */
+  protected get liveTokens(): Int32Array {
+    return this.#mirror.tokens;
+  }
+
   protected adoptTokens(what: string, tokens: Int32Array): Promise<void> {
     return this.#run(what, undefined, async () => {
       this.#mirror.replace(tokens);

@@ -21,7 +21,8 @@ export class FakeSequence extends FakeContext implements InferenceSequence {
     if (source.busy && expected === undefined) {
       return Promise.reject(new LlamaDialogError('ContextBusy', 'copyPrefixFrom: the source is running an operation'));
     }
-    const tokens = source.tokens;
+    // With `expected`, the copy sees what the source holds at that moment, as the engine does between two steps.
+    const tokens = expected !== undefined ? source.liveTokens : source.tokens;
     if (expected !== undefined) {
       // As the engine does between two steps: only the part of `expected` the source holds now.
       let matching = 0;

@@ -236,6 +236,33 @@ describe("contexts: 'shared'", () => {
     expect(back).toMatchObject({ miss: false, restoredFromSnapshot: true });
   });
 
+  it('spawns from a source that is running its own turn: the copy takes what it holds of the new prompt', async () => {
+    const { session, models } = sharedHarness({ scheduling: 'batched' });
+    const baker = await session.createAgent({ graph: graph(`${VILLAGE}You bake bread.`), defaultModel: 'm1', enableDiagnostics: true });
+    const smith = await session.createAgent({ graph: graph(`${VILLAGE}You forge swords.`), defaultModel: 'm1', enableDiagnostics: true });
+    const model = models.get('m1')!;
+    const gate = deferred();
+    const bakerGenerating = deferred();
+    model.beforeToken = async ({ context, index }) => {
+      if (context !== 0 || index !== 0) return;
+      bakerGenerating.resolve();
+      await gate.promise;
+    };
+    const bakerTurn = baker.sendMessage('hello');
+    await bakerGenerating.promise;
+    // The baker is mid-reply (its job holds the sequence) when the smith is first addressed.
+    const smithDone = await smith.sendMessage('hello');
+    const cache = cacheOf(smithDone.diagnostics);
+    const bakerPrompt = model.tokenize(model.calls[0]!.prompt);
+    const smithPrompt = model.tokenize(model.calls[1]!.prompt);
+    const shared = commonPrefixLength(bakerPrompt, smithPrompt);
+    expect(shared).toBeGreaterThanOrEqual(32);
+    expect(cache.sharedFrom).toEqual({ agentId: baker.id, node: 'answer', tokens: shared });
+    expect(cache.evaluated).toBe(smithPrompt.length - shared);
+    gate.resolve();
+    expect((await bakerTurn).status).toBe('Success');
+  });
+
   it("with scheduling 'batched', the turns of several agents run on their sequences at the same time", async () => {
     const { session, models } = sharedHarness({ scheduling: 'batched' });
     const agents: Agent[] = [];
