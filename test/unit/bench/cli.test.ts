@@ -57,7 +57,7 @@ describe('llama-dialog bench flags', () => {
 describe('llama-dialog bench --workload tavern flags', () => {
   it('defaults to 8 agents × 6 lines, 32-token replies, every strategy', () => {
     const options = parse(['--workload', 'tavern']);
-    expect(options).toMatchObject({ workload: 'tavern', agents: 8, lines: 6, 'max-tokens': 32, 'mean-gap-ms': 500, seed: 1, context: 2048 });
+    expect(options).toMatchObject({ workload: 'tavern', agents: 8, lines: 6, 'max-tokens': 32, 'mean-gap-ms': 150, seed: 1, context: 2048 });
     expect(options.strategies).toBeUndefined();
   });
 
