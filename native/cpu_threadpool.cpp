@@ -16,11 +16,16 @@ void* CpuProc(const char* name) {
   return cpu == nullptr ? nullptr : ggml_backend_reg_get_proc_address(cpu, name);
 }
 
+// Looked up with the create function and kept: a free must not walk the backend registry, which may be being
+// destroyed when a detached compute thread frees late (see exit_guard.h).
+ThreadpoolFreeFn g_release = nullptr;
+
 }  // namespace
 
 ggml_threadpool* AttachCpuThreadpool(llama_context* context, int32_t threads) {
   auto create = reinterpret_cast<ThreadpoolNewFn>(CpuProc("ggml_threadpool_new"));
   if (create == nullptr) return nullptr;
+  if (g_release == nullptr) g_release = reinterpret_cast<ThreadpoolFreeFn>(CpuProc("ggml_threadpool_free"));
   ggml_threadpool_params params = ggml_threadpool_params_default(threads);
   ggml_threadpool* pool = create(&params);
   if (pool != nullptr) llama_attach_threadpool(context, pool, nullptr);
@@ -28,9 +33,8 @@ ggml_threadpool* AttachCpuThreadpool(llama_context* context, int32_t threads) {
 }
 
 void FreeCpuThreadpool(ggml_threadpool* pool) {
-  if (pool == nullptr) return;
-  auto release = reinterpret_cast<ThreadpoolFreeFn>(CpuProc("ggml_threadpool_free"));
-  if (release != nullptr) release(pool);
+  if (pool == nullptr || g_release == nullptr) return;
+  g_release(pool);
 }
 
 }  // namespace llama_dialog

@@ -13,6 +13,7 @@
 
 #include "cpu_threadpool.h"
 #include "errors.h"
+#include "exit_guard.h"
 #include "log_bridge.h"
 
 namespace llama_dialog {
@@ -201,6 +202,7 @@ void Engine::EnsureContext() {
     throw DialogError(ErrorCode::UnsupportedModel,
                       "cannot create a context: the model has no KV cache, so it cannot generate text (an embedding model)");
   }
+  InstallExitGuard();
   ggml_threadpool* pool = AttachCpuThreadpool(context, settings_.threads);
 
   context_ = context;
@@ -218,18 +220,16 @@ void Engine::Release() {
   for (const auto& sequence : running) {
     sequence->Fail(ErrorCode::ObjectDisposed, "the context was disposed while this operation was running");
   }
-  if (context_ != nullptr) {
-    llama_free(context_);
-    context_ = nullptr;
-  }
+  FreeUnlessExiting([this] {
+    if (context_ != nullptr) llama_free(context_);
+    FreeCpuThreadpool(threadpool_);
+    if (batchAllocated_) llama_batch_free(batch_);
+  });
+  context_ = nullptr;
   hasContext_.store(false);
-  FreeCpuThreadpool(threadpool_);
   threadpool_ = nullptr;
-  if (batchAllocated_) {
-    llama_batch_free(batch_);
-    batch_ = llama_batch{};
-    batchAllocated_ = false;
-  }
+  batch_ = llama_batch{};
+  batchAllocated_ = false;
   cellsUsed_.store(0);
 }
 

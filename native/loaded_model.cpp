@@ -10,6 +10,7 @@
 
 #include "compute_thread.h"
 #include "errors.h"
+#include "exit_guard.h"
 #include "gguf.h"
 #include "log_bridge.h"
 
@@ -141,7 +142,7 @@ LoadedModel::~LoadedModel() {
   // The thread first: nothing may compute with the weights once they are freed. No engine can still use it
   // (each one holds this model).
   computeThread_.reset();
-  llama_model_free(model_);
+  FreeUnlessExiting([this] { llama_model_free(model_); });
 }
 
 ComputeThread& LoadedModel::computeThread() const {
