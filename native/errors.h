@@ -74,4 +74,18 @@ Napi::Value SyncGuarded(Napi::Env env, const char* what, ErrorCode fallback, Bod
   ThrowJs(env, code, message);
 }
 
+/** The same for methods that return a promise: whatever `body` throws becomes a rejected promise with a typed error. */
+template <typename Body>
+Napi::Value PromiseGuarded(Napi::Env env, Body body) {
+  try {
+    return body();
+  } catch (const DialogError& e) {
+    return RejectedPromise(env, e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return RejectedPromise(env, ErrorCode::InferenceFailed, "out of memory");
+  } catch (const std::exception& e) {
+    return RejectedPromise(env, ErrorCode::InferenceFailed, e.what());
+  }
+}
+
 }  // namespace llama_dialog

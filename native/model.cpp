@@ -250,35 +250,23 @@ Napi::Value ModelHandle::StartEngine(Napi::Env env, const ContextSettings& setti
 Napi::Value ModelHandle::CreateContext(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!model_) return RejectedPromise(env, ErrorCode::ObjectDisposed, "the model has been disposed");
-  try {
+  return PromiseGuarded(env, [&]() -> Napi::Value {
     ContextSettings settings = SettingsFrom(info[0], "createContext");
     settings.sequences = 1;
     return StartEngine(env, settings, false);
-  } catch (const DialogError& e) {
-    return RejectedPromise(env, e.code(), e.what());
-  } catch (const std::bad_alloc&) {
-    return RejectedPromise(env, ErrorCode::InferenceFailed, "out of memory");
-  } catch (const std::exception& e) {
-    return RejectedPromise(env, ErrorCode::InferenceFailed, e.what());
-  }
+  });
 }
 
 Napi::Value ModelHandle::CreateSharedContext(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!model_) return RejectedPromise(env, ErrorCode::ObjectDisposed, "the model has been disposed");
-  try {
+  return PromiseGuarded(env, [&]() -> Napi::Value {
     ContextSettings settings = SettingsFrom(info[0], "createSharedContext");
     if (settings.contextSize == 0) {
       throw DialogError(ErrorCode::InvalidArgument, "createSharedContext needs contextSize (the KV cells of all sequences together)");
     }
     return StartEngine(env, settings, true);
-  } catch (const DialogError& e) {
-    return RejectedPromise(env, e.code(), e.what());
-  } catch (const std::bad_alloc&) {
-    return RejectedPromise(env, ErrorCode::InferenceFailed, "out of memory");
-  } catch (const std::exception& e) {
-    return RejectedPromise(env, ErrorCode::InferenceFailed, e.what());
-  }
+  });
 }
 
 Napi::Value ModelHandle::Dispose(const Napi::CallbackInfo& info) {
