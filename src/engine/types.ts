@@ -2,7 +2,7 @@
  * Shapes of the engine layer (Model / Context), shared by the prompt, graph, host and agent layers.
  * The classes in src/engine implement them over the native addon; pure-logic tests may fake them.
  */
-import { NATIVE_KV_CACHE_TYPES } from '../native/binding.js';
+import { NATIVE_KV_CACHE_TYPES, type NativeStepProfile } from '../native/binding.js';
 
 /** KV cache element types a context may use (the one list; option schemas derive their enums from it). */
 export const KV_CACHE_TYPES = NATIVE_KV_CACHE_TYPES;
@@ -110,23 +110,8 @@ export interface GenerateTimings {
   endedAt?: number;
 }
 
-/** One engine step (one llama_decode) as seen by one generation. */
-export interface GenerateStepProfile {
-  /** Wall ms of llama_decode. */
-  decodeMs: number;
-  /** Tokens in the batch (all sequences). */
-  batchTokens: number;
-  /** Sequences in the batch. */
-  sequences: number;
-  /** KV cells in use after the decode (sum over live sequences of pos_max − pos_min + 1). */
-  cellsUsed: number;
-  /** Estimate of the KV length attended over (llama.cpp pads the used cells to 256, capped at the cache size). */
-  nKv: number;
-  /** ms this generation spent sampling after the decode. */
-  sampleMs: number;
-  /** Compute graphs llama.cpp reused during the decode (0: the graph was rebuilt). */
-  graphReused: number;
-}
+/** One engine step (one llama_decode) as seen by one generation: the native record, field by field. */
+export type GenerateStepProfile = NativeStepProfile;
 
 export interface GenerateResult {
   text: string;

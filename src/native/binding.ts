@@ -77,12 +77,19 @@ export interface NativeGenerateTimings {
 
 /** One engine step as one generation saw it (native/sequence.h StepProfile). */
 export interface NativeStepProfile {
+  /** Wall ms of llama_decode. */
   decodeMs: number;
+  /** Tokens in the batch (all sequences). */
   batchTokens: number;
+  /** Sequences in the batch. */
   sequences: number;
+  /** KV cells in use after the decode (sum over live sequences of pos_max − pos_min + 1). */
   cellsUsed: number;
+  /** Estimate of the KV length attended over (llama.cpp pads the used cells to 256, capped at the cache size). */
   nKv: number;
+  /** ms this generation spent sampling after the decode. */
   sampleMs: number;
+  /** Compute graphs llama.cpp reused during the decode (0: the graph was rebuilt). */
   graphReused: number;
 }
 
