@@ -107,6 +107,13 @@ Engine::Engine(std::shared_ptr<LoadedModel> model, const ContextSettings& settin
   contextSize_ = settings_.contextSize == 0 ? static_cast<uint32_t>(llama_model_n_ctx_train(m)) : settings_.contextSize;
   if (contextSize_ == 0) throw DialogError(ErrorCode::InvalidArgument, "the model declares no trained context size; pass contextSize");
   settings_.sequences = std::max<uint32_t>(1, settings_.sequences);
+  if (settings_.sequences == 1) settings_.unifiedKv = true;  // one sequence: the two layouts are the same cache
+  if (!settings_.unifiedKv && contextSize_ < settings_.sequences) {
+    throw DialogError(ErrorCode::InvalidArgument, "contextSize (" + std::to_string(contextSize_) +
+                                                      ") must give each of the " + std::to_string(settings_.sequences) +
+                                                      " sequences at least one cell with a per-sequence KV layout");
+  }
+  sequenceContextSize_ = settings_.unifiedKv ? contextSize_ : contextSize_ / settings_.sequences;
   settings_.batchSize = std::max<uint32_t>(1, std::min(settings_.batchSize, contextSize_));
   // llama.cpp keeps at least one output row per sequence within n_batch rows and asserts (aborts the process)
   // otherwise. This also means every generating sequence always fits one step's batch.
@@ -157,8 +164,9 @@ void Engine::EnsureContext() {
   params.n_batch = settings_.batchSize;
   params.n_ubatch = settings_.batchSize;
   params.n_seq_max = settings_.sequences;
-  // Sequences of a shared context share every cell (one stream): any of them may grow up to the whole cache.
-  params.kv_unified = settings_.sequences > 1;
+  // Unified: one stream whose every cell any sequence may take. Otherwise llama.cpp gives each sequence a stream of
+  // n_ctx / n_seq_max cells (rounded up to 256), and attention spans only the stream of the token's own sequence.
+  params.kv_unified = settings_.unifiedKv;
   params.n_threads = settings_.threads;
   params.n_threads_batch = settings_.threads;
   params.type_k = settings_.kvType;
@@ -234,9 +242,12 @@ void Engine::Release() {
 }
 
 std::shared_ptr<Sequence> Engine::CreateSequence(uint32_t contextSize) {
-  if (contextSize == 0 || contextSize > contextSize_) {
-    throw DialogError(ErrorCode::InvalidArgument, "a sequence holds 1 to " + std::to_string(contextSize_) +
-                                                      " tokens (the shared context's size), not " + std::to_string(contextSize));
+  if (contextSize == 0 || contextSize > sequenceContextSize_) {
+    throw DialogError(ErrorCode::InvalidArgument,
+                      "a sequence holds 1 to " + std::to_string(sequenceContextSize_) +
+                          (settings_.unifiedKv ? " tokens (the shared context's size), not "
+                                               : " tokens (its KV stream: the shared context's size / sequences), not ") +
+                          std::to_string(contextSize));
   }
   std::lock_guard<std::mutex> lock(idsMutex_);
   for (size_t id = 0; id < idTaken_.size(); ++id) {
@@ -337,10 +348,22 @@ void Engine::Gather(std::vector<Participant>& participants) {
 }
 
 void Engine::FillBatch(std::vector<Participant>& participants) {
+  // In seq_id order: with one KV stream per sequence llama.cpp splits the batch into micro-batches of consecutive
+  // seq_ids only (split_equal, sequential), so any other order costs extra passes over the weights.
+  std::sort(participants.begin(), participants.end(),
+            [](const Participant& a, const Participant& b) { return a.sequence->id() < b.sequence->id(); });
   batch_.n_tokens = 0;
   for (Participant& p : participants) {
     p.count = p.sequence->AddToBatch(batch_, p.count, p.logitsIndex);
   }
+}
+
+uint32_t Engine::EstimateStepNKv(const std::vector<Participant>& participants) const {
+  if (settings_.unifiedKv) return EstimateNKv(cellsUsed_.load(), llama_n_ctx(context_));
+  // One stream per sequence: the longest stream among this step's participants sets the padded length.
+  uint32_t longest = 0;
+  for (const Participant& p : participants) longest = std::max(longest, static_cast<uint32_t>(p.sequence->mirror().size()));
+  return EstimateNKv(longest, llama_n_ctx_seq(context_));
 }
 
 void Engine::Decode(std::vector<Participant>& participants) {
@@ -369,7 +392,7 @@ void Engine::Decode(std::vector<Participant>& participants) {
       step.batchTokens = static_cast<uint32_t>(batch_.n_tokens);
       step.sequences = static_cast<uint32_t>(participants.size());
       step.cellsUsed = cellsUsed_.load();
-      step.nKv = EstimateNKv(step.cellsUsed, llama_n_ctx(context_));
+      step.nKv = EstimateStepNKv(participants);
       step.graphReused = static_cast<uint32_t>(std::max(0, llama_perf_context(context_).n_reused - reusedBefore));
     }
     for (Participant& p : participants) p.sequence->OnDecoded(p.count, p.logitsIndex, profiling ? &step : nullptr);

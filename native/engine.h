@@ -1,6 +1,7 @@
 // An engine: one llama_context, its batch and its CPU thread pool, and the sequences (sequence.h) that live
 // in it. An own context (model.createContext) is an engine with n_seq_max = 1 and one sequence; a shared
-// context (model.createSharedContext) is an engine with n_seq_max = S over one unified KV cache, and up to S
+// context (model.createSharedContext) is an engine with n_seq_max = S and up to S sequences, over one unified KV
+// cache or over one KV stream per sequence (ContextSettings::unifiedKv).
 // sequences. The model's compute thread (compute_thread.h) calls Step() while any sequence has a request.
 //
 // Batch composition of one Step() (continuous batching, as llama-server's slot update loop does):
@@ -39,8 +40,14 @@ struct ContextSettings {
   int32_t threads = 4;
   ggml_type kvType = GGML_TYPE_F16;
   llama_flash_attn_type flashAttention = LLAMA_FLASH_ATTN_TYPE_AUTO;
-  /** Sequences the context can hold (n_seq_max); more than one makes the KV cache unified. */
+  /** Sequences the context can hold (n_seq_max). */
   uint32_t sequences = 1;
+  /**
+   * With several sequences: true = one KV cache all of them share (any one may grow to the whole contextSize, and
+   * every token attends over the cells in use by all of them, masked); false = contextSize split evenly into one KV
+   * stream per sequence (llama.cpp's kv_unified = false), so a token attends only over its own sequence's cells.
+   */
+  bool unifiedKv = true;
 };
 
 class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
@@ -57,6 +64,12 @@ class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
   /** KV cells of the whole context (the requested size; llama.cpp may allocate a little more). */
   uint32_t contextSize() const { return contextSize_; }
   uint32_t sequenceCapacity() const { return settings_.sequences; }
+  /** True when all sequences share one KV cache; false with one KV stream per sequence. */
+  bool unifiedKv() const { return settings_.unifiedKv; }
+  /** The most tokens one sequence can hold: the whole cache when unified, else its stream's share. */
+  uint32_t sequenceContextSize() const { return sequenceContextSize_; }
+  /** Compute thread: scratch bytes for moving a sequence's state between KV streams (grows, never shrinks). */
+  std::vector<uint8_t>& transferScratch() { return transferScratch_; }
   /** KV bytes one cell takes over all layers. */
   int64_t kvBytesPerCell() const { return kvBytesPerCell_; }
   /** KV bytes of the whole allocation while the llama_context exists (an estimate for the GC). */
@@ -98,11 +111,15 @@ class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
   /** Decodes what `participants` offered; on failure isolates them (see the rule above). */
   void Decode(std::vector<Participant>& participants);
   void FillBatch(std::vector<Participant>& participants);
+  /** The KV length this step attended over, as llama.cpp pads it (for the step profile). */
+  uint32_t EstimateStepNKv(const std::vector<Participant>& participants) const;
   static bool AbortCallback(void* data);
 
   std::shared_ptr<LoadedModel> model_;
   ContextSettings settings_;
   uint32_t contextSize_ = 0;
+  uint32_t sequenceContextSize_ = 0;
+  std::vector<uint8_t> transferScratch_;
   int64_t kvBytesPerCell_ = 0;
   llama_context* context_ = nullptr;
   std::atomic<bool> hasContext_{false};

@@ -265,6 +265,11 @@ Napi::Value ModelHandle::CreateSharedContext(const Napi::CallbackInfo& info) {
     if (settings.contextSize == 0) {
       throw DialogError(ErrorCode::InvalidArgument, "createSharedContext needs contextSize (the KV cells of all sequences together)");
     }
+    const std::string layout = StringProp(info[0].As<Napi::Object>(), "kvLayout", "unified");
+    if (layout != "unified" && layout != "perSequence") {
+      throw DialogError(ErrorCode::InvalidArgument, "kvLayout must be 'unified' or 'perSequence', got '" + layout + "'");
+    }
+    settings.unifiedKv = layout == "unified";
     return StartEngine(env, settings, true);
   });
 }

@@ -36,6 +36,7 @@ class SamplerChain {
   llama_token Sample(llama_context* context, int32_t index = -1);
 
  private:
+  llama_token Argmax(const float* logits) const;
   void FillCandidates(const float* logits);
   llama_token Accept(llama_token token);
 
@@ -46,6 +47,7 @@ class SamplerChain {
   int32_t nVocab_;
   std::vector<llama_token_data> candidates_;
   bool hasPenalties_;
+  bool greedyOnly_ = false;  // greedy without penalties: an argmax over the logits, no candidate array
   int32_t penaltyLastN_;
 };
 

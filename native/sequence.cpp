@@ -315,7 +315,12 @@ void Sequence::LoadState(const std::vector<uint8_t>& bytes, const std::vector<ll
   llama_memory_t memory = llama_get_memory(context);
   if (read == 0) {
     llama_memory_seq_rm(memory, id_, -1, -1);
-    throw DialogError(ErrorCode::StateMismatch, "llama.cpp refused the saved state (made with other context settings?)");
+    // llama.cpp's state records the KV stream count: one for an own context or a unified shared one, one per
+    // sequence for a perSequence shared context.
+    throw DialogError(ErrorCode::StateMismatch,
+                      "llama.cpp refused the saved state (made with other context settings? a state of a perSequence "
+                      "shared context loads only into one with as many sequences, and own or unified ones only into "
+                      "own or unified ones)");
   }
   // The cache must now hold exactly positions 0..tokenCount-1, nothing more: anything else would make
   // the mirror lie about the cache.
@@ -363,8 +368,39 @@ void Sequence::CopyPrefixFrom(const Sequence& source, size_t length) {
   llama_memory_seq_rm(memory, id_, -1, -1);
   mirror_.clear();
   if (length == 0) return;
-  llama_memory_seq_cp(memory, source.id_, id_, 0, static_cast<llama_pos>(length));
+  if (engine_.unifiedKv()) {
+    // One cache: the cells gain a second seq_id, no byte moves.
+    llama_memory_seq_cp(memory, source.id_, id_, 0, static_cast<llama_pos>(length));
+  } else {
+    CopyAcrossStreams(source, length);
+  }
   mirror_.assign(source.mirror_.begin(), source.mirror_.begin() + static_cast<std::ptrdiff_t>(length));
+}
+
+void Sequence::CopyAcrossStreams(const Sequence& source, size_t length) {
+  // Each sequence has its own KV stream. llama_memory_seq_cp between streams would copy the whole stream buffer,
+  // and only at the next llama_decode, so a saveState before that would read stale bytes. Moving the source's
+  // state through a scratch buffer copies just its cells, and now.
+  llama_context* context = engine_.context();
+  llama_memory_t memory = llama_get_memory(context);
+  std::vector<uint8_t>& scratch = engine_.transferScratch();
+  const size_t size = llama_state_seq_get_size(context, source.id_);
+  if (scratch.size() < size) scratch.resize(size);
+  const size_t written = llama_state_seq_get_data(context, scratch.data(), size, source.id_);
+  size_t read = 0;
+  if (written != 0) {
+    try {
+      read = llama_state_seq_set_data(context, scratch.data(), written, id_);
+    } catch (const std::exception&) {
+      read = 0;
+    }
+  }
+  if (written == 0 || read != written) {
+    llama_memory_seq_rm(memory, id_, -1, -1);
+    throw DialogError(ErrorCode::InferenceFailed, "copyPrefixFrom: llama.cpp could not move the source's KV cells into this sequence's stream");
+  }
+  // The source may hold more than the prefix (a reply under way): only the first `length` positions stay.
+  llama_memory_seq_rm(memory, id_, static_cast<llama_pos>(length), -1);
 }
 
 }  // namespace llama_dialog

@@ -141,7 +141,10 @@ class Sequence {
   void ForgetCells() { mirror_.clear(); }
   std::vector<uint8_t> SaveState(uint64_t maxBytes);
   void LoadState(const std::vector<uint8_t>& bytes, const std::vector<llama_token>& tokens);
-  /** Holds exactly the first `length` tokens of `source` (same engine), copied cell by cell (llama_memory_seq_cp). */
+  /**
+   * Holds exactly the first `length` tokens of `source` (same engine): shared cells in a unified cache
+   * (llama_memory_seq_cp), copied bytes between per-sequence streams.
+   */
   void CopyPrefixFrom(const Sequence& source, size_t length);
   /** Compute thread: how many leading tokens of `tokens` this sequence's cache holds now. */
   size_t MatchingPrefix(const std::vector<llama_token>& tokens) const;
@@ -152,6 +155,7 @@ class Sequence {
   enum class Phase { kIdle, kPrompt, kGenerating };
   using Clock = std::chrono::steady_clock;
 
+  void CopyAcrossStreams(const Sequence& source, size_t length);
   void PromptDone(int32_t logitsIndex, const StepProfile* step);
   /** Samples the next token from batch output `logitsIndex`, or ends the generation. */
   void SampleNext(int32_t logitsIndex, StepProfile* profile);

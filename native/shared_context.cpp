@@ -14,6 +14,8 @@ Napi::Function SharedContextHandle::DefineClass(Napi::Env env) {
       {
           InstanceMethod<&SharedContextHandle::Sequences>("sequences"),
           InstanceMethod<&SharedContextHandle::ContextSize>("contextSize"),
+          InstanceMethod<&SharedContextHandle::SequenceContextSize>("sequenceContextSize"),
+          InstanceMethod<&SharedContextHandle::KvLayout>("kvLayout"),
           InstanceMethod<&SharedContextHandle::KvBytesPerCell>("kvBytesPerCell"),
           InstanceMethod<&SharedContextHandle::LiveSequences>("liveSequences"),
           InstanceMethod<&SharedContextHandle::CellsUsed>("cellsUsed"),
@@ -52,6 +54,14 @@ Napi::Value SharedContextHandle::ContextSize(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), Live(info.Env()).contextSize());
 }
 
+Napi::Value SharedContextHandle::SequenceContextSize(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), Live(info.Env()).sequenceContextSize());
+}
+
+Napi::Value SharedContextHandle::KvLayout(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), Live(info.Env()).unifiedKv() ? "unified" : "perSequence");
+}
+
 Napi::Value SharedContextHandle::KvBytesPerCell(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), static_cast<double>(Live(info.Env()).kvBytesPerCell()));
 }
@@ -70,7 +80,7 @@ Napi::Value SharedContextHandle::CreateSequence(const Napi::CallbackInfo& info) 
   return SyncGuarded(env, "cannot create a sequence", ErrorCode::InvalidArgument, [&]() -> Napi::Value {
     if (!info[0].IsObject()) throw DialogError(ErrorCode::InvalidArgument, "createSequence expects { contextSize }");
     const auto contextSize =
-        static_cast<uint32_t>(IntProp(info[0].As<Napi::Object>(), "contextSize", engine.contextSize(), 1, 1 << 24));
+        static_cast<uint32_t>(IntProp(info[0].As<Napi::Object>(), "contextSize", engine.sequenceContextSize(), 1, 1 << 24));
     std::shared_ptr<Sequence> sequence = engine.CreateSequence(contextSize);
     return ContextHandle::NewInstance(env, engine_, std::move(sequence), false);
   });

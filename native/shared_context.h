@@ -1,6 +1,6 @@
 // SharedContextHandle: the JS object behind src/engine/shared-context.ts. Owns a multi-sequence Engine (one
-// llama_context, n_seq_max = S, unified KV cache); its sequences are ContextHandles (context.h) made by
-// createSequence. Disposing it frees the llama_context; sequences still alive refuse every call afterwards.
+// llama_context, n_seq_max = S, one unified KV cache or one stream per sequence); its sequences are ContextHandles
+// (context.h) made by createSequence. Disposing it frees the llama_context; sequences still alive refuse every call afterwards.
 #pragma once
 
 #include <napi.h>
@@ -22,6 +22,8 @@ class SharedContextHandle : public Napi::ObjectWrap<SharedContextHandle> {
  private:
   Napi::Value Sequences(const Napi::CallbackInfo& info);
   Napi::Value ContextSize(const Napi::CallbackInfo& info);
+  Napi::Value SequenceContextSize(const Napi::CallbackInfo& info);
+  Napi::Value KvLayout(const Napi::CallbackInfo& info);
   Napi::Value KvBytesPerCell(const Napi::CallbackInfo& info);
   Napi::Value LiveSequences(const Napi::CallbackInfo& info);
   Napi::Value CellsUsed(const Napi::CallbackInfo& info);

@@ -11,6 +11,7 @@ export { loadModel, type LoadModelOptions } from './engine/load-model.js';
 export { Model, defaultThreadCount, type CreateContextOptions } from './engine/model.js';
 export { Context } from './engine/context.js';
 export { SharedContext } from './engine/shared-context.js';
+export { KV_LAYOUTS } from './engine/types.js';
 export { Sequence } from './engine/sequence.js';
 export type {
   EvaluateResult,
@@ -20,6 +21,7 @@ export type {
   GenerateTimings,
   InferenceContext,
   InferenceSequence,
+  KvLayout,
   ModelInfo,
   SamplingOptions,
   SharedContextOptions,

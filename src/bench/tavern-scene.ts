@@ -2,8 +2,11 @@ import { LlamaDialogError } from '../errors.js';
 import type { Tokenizer } from '../engine/types.js';
 import { seededRandom } from '../util/seeded-random.js';
 
-/** Version of the scene's text: figures are comparable only within one version. */
-export const TAVERN_VERSION = 'tavern-v1';
+/**
+ * Version of the scene's text: figures are comparable only within one version. v2 puts the archetype's persona
+ * before the agent's name (v1 began the persona with it), so agents of one archetype share lore and persona.
+ */
+export const TAVERN_VERSION = 'tavern-v2';
 
 /** The two kinds of NPC in the tavern; every agent is one of them. */
 export const TAVERN_ARCHETYPES = ['guard', 'barkeep'] as const;
@@ -13,7 +16,11 @@ export type TavernArchetype = (typeof TAVERN_ARCHETYPES)[number];
 export interface TavernAgent {
   name: string;
   archetype: TavernArchetype;
-  /** The shared lore, a blank line, then the persona: every agent's system prompt starts with the same lore. */
+  /**
+   * The shared lore, a blank line, the archetype's persona, then the agent's name: every system prompt starts with
+   * the same lore, and the agents of one archetype share the persona too. Shared text first, the agent's own last,
+   * is how a game would template its NPCs for shared-prefix reuse.
+   */
   systemPrompt: string;
   /** The player's lines to this agent, in order. */
   lines: string[];
@@ -53,14 +60,14 @@ const LORE_RULES = [
   'Ale may not be sold after midnight, except on feast days.', 'Debts are settled at the reeve\u2019s hall on the first day of each month.',
 ];
 
-const PERSONAS: Record<TavernArchetype, (name: string) => string> = {
-  guard: (name) =>
-    `You are ${name}, a guard of the town watch, posted in the common room of the Gilded Tankard tonight. You are tired, ` +
+const PERSONAS: Record<TavernArchetype, string> = {
+  guard:
+    'You are a guard of the town watch, posted in the common room of the Gilded Tankard tonight. You are tired, ' +
     'dutiful and suspicious of strangers. Answer the player in one or two short sentences, in character, and never ' +
     'reveal watch business to someone you do not trust.',
-  barkeep: (name) =>
-    `You are ${name}, who keeps the bar at the Gilded Tankard. You are warm, nosy and love gossip, but you never give ` +
-    'credit. Answer the player in one or two short sentences, in character, and try to sell them a drink.',
+  barkeep:
+    'You keep the bar at the Gilded Tankard. You are warm, nosy and love gossip, but you never give credit. Answer ' +
+    'the player in one or two short sentences, in character, and try to sell them a drink.',
 };
 
 const NAMES: Record<TavernArchetype, readonly string[]> = {
@@ -122,7 +129,7 @@ export function buildTavernScene(options: {
     sceneAgents.push({
       name,
       archetype,
-      systemPrompt: `${lore.text}\n\n${PERSONAS[archetype](name)}`,
+      systemPrompt: `${lore.text}\n\n${PERSONAS[archetype]} Your name is ${name}.`,
       lines: playerLines(archetype, index, linesPerAgent),
     });
   }

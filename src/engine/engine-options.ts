@@ -3,7 +3,7 @@
  * helper that turns a validation failure into LlamaDialogError('InvalidArgument').
  */
 import { z } from 'zod';
-import { KV_CACHE_TYPES } from './types.js';
+import { KV_CACHE_TYPES, KV_LAYOUTS } from './types.js';
 import { samplingSchemaShape } from './sampling-ranges.js';
 import { describeFirstIssue, parseOrThrow } from '../util/validation.js';
 
@@ -61,5 +61,6 @@ export const sharedContextOptionsSchema = z
     batchSize: z.number().int().min(1).max(65_536).optional(),
     threads: z.number().int().min(1).max(512).optional(),
     kvCacheType: z.enum(KV_CACHE_TYPES).optional(),
+    kvLayout: z.enum(KV_LAYOUTS).optional(),
   })
   .strict();

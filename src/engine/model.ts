@@ -124,8 +124,8 @@ export class Model implements Tokenizer {
   }
 
   /**
-   * Creates a model-wide shared context: one llama_context with `sequences` sequence ids over a unified KV cache of
-   * `contextSize` cells (SPEC §2.4). Its sequences ({@link SharedContext.createSequence}) have the API of a
+   * Creates a model-wide shared context: one llama_context with `sequences` sequence ids over `contextSize` KV cells,
+   * one cache they all share or one stream each (`kvLayout`, see {@link KvLayout}) (SPEC §2.4). Its sequences ({@link SharedContext.createSequence}) have the API of a
    * {@link Context}; their decode work is batched together, one llama_decode per step.
    * @throws LlamaDialogError as {@link createContext} (InsufficientMemory is checked for the whole cache).
    */
@@ -142,6 +142,7 @@ export class Model implements Tokenizer {
       threads: parsed.threads ?? defaultThreadCount(),
       kvCacheType: parsed.kvCacheType ?? 'f16',
       flashAttention: 'auto' as const,
+      kvLayout: parsed.kvLayout ?? 'unified',
     };
     const creation = callNative(() => this.#handle.createSharedContext(settings));
     this.#pending.add(creation);

@@ -1,5 +1,5 @@
 /**
- * A model-wide llama_context with `sequences` sequence ids over one unified KV cache (SPEC §2.4). Many agents on
+ * A model-wide llama_context with `sequences` sequence ids over one KV cache or one stream each (SPEC §2.4). Many agents on
  * one model each get a {@link Sequence}; the model's compute thread gathers the pending work of all of them into one
  * llama_decode per step (continuous batching).
  */
@@ -7,13 +7,15 @@ import { LlamaDialogError } from '../errors.js';
 import { callNative, callNativeSync, type NativeSharedContextHandle } from '../native/binding.js';
 import type { Model } from './model.js';
 import { Sequence } from './sequence.js';
-import type { SharedInferenceContext } from './types.js';
+import type { KvLayout, SharedInferenceContext } from './types.js';
 
 export class SharedContext implements SharedInferenceContext {
   /** The model it runs (kept alive by the shared context). */
   readonly model: Model;
   readonly sequences: number;
   readonly contextSize: number;
+  readonly kvLayout: KvLayout;
+  readonly sequenceContextSize: number;
   readonly kvBytesPerCell: number;
   readonly #handle: NativeSharedContextHandle;
   readonly #live = new Set<Sequence>();
@@ -25,6 +27,8 @@ export class SharedContext implements SharedInferenceContext {
     this.#handle = handle;
     this.sequences = handle.sequences();
     this.contextSize = handle.contextSize();
+    this.kvLayout = handle.kvLayout();
+    this.sequenceContextSize = handle.sequenceContextSize();
     this.kvBytesPerCell = handle.kvBytesPerCell();
   }
 
@@ -43,7 +47,7 @@ export class SharedContext implements SharedInferenceContext {
   }
 
   /**
-   * A new, empty sequence holding at most `contextSize` tokens (≤ the shared context's size).
+   * A new, empty sequence holding at most `contextSize` tokens (≤ {@link sequenceContextSize}).
    * @throws LlamaDialogError InsufficientMemory when every sequence id is taken; InvalidArgument for a bad size;
    *   ObjectDisposed after dispose.
    */
@@ -52,8 +56,9 @@ export class SharedContext implements SharedInferenceContext {
     if (options === null || typeof options !== 'object' || !Number.isInteger(options.contextSize) || options.contextSize < 1) {
       throw new LlamaDialogError('InvalidArgument', 'createSequence expects { contextSize } with a whole number of tokens >= 1');
     }
-    if (options.contextSize > this.contextSize) {
-      throw new LlamaDialogError('InvalidArgument', `a sequence holds at most ${this.contextSize} tokens (the shared context's size), not ${options.contextSize}`);
+    if (options.contextSize > this.sequenceContextSize) {
+      const what = this.kvLayout === 'unified' ? "the shared context's size" : "its KV stream: the shared context's size / sequences";
+      throw new LlamaDialogError('InvalidArgument', `a sequence holds at most ${this.sequenceContextSize} tokens (${what}), not ${options.contextSize}`);
     }
     const handle = callNativeSync(() => this.#handle.createSequence({ contextSize: options.contextSize }));
     const sequence = new Sequence(this, handle, (gone) => this.#live.delete(gone));

@@ -147,14 +147,28 @@ export interface InferenceContext {
 }
 
 /** Settings of a model-wide shared context (SPEC §2.4): one llama_context whose unified KV cache holds many sequences. */
+/**
+ * How the sequences of a shared context hold their KV cells.
+ * - `unified`: one cache all sequences draw from; any one may grow to the whole `contextSize`, a shared prefix costs
+ *   its cells once, but every token attends over the cells in use by all sequences (masked), so a step's attention
+ *   grows with the number of agents.
+ * - `perSequence`: `contextSize` split evenly into one KV stream per sequence (llama.cpp's kv_unified = false); a
+ *   sequence holds at most `contextSize / sequences` tokens and attends only over its own. A shared-prefix copy moves
+ *   bytes instead of sharing cells.
+ */
+export const KV_LAYOUTS = ['unified', 'perSequence'] as const;
+export type KvLayout = (typeof KV_LAYOUTS)[number];
+
 export interface SharedContextOptions {
   /** Sequences it can hold at once (llama.cpp's n_seq_max). */
   sequences: number;
-  /** KV cells (tokens) shared by all of its sequences together. */
+  /** KV cells (tokens) of all of its sequences together. */
   contextSize: number;
   batchSize?: number;
   threads?: number;
   kvCacheType?: KvCacheType;
+  /** Default `unified`. */
+  kvLayout?: KvLayout;
 }
 
 /**
@@ -164,8 +178,11 @@ export interface SharedContextOptions {
  */
 export interface SharedInferenceContext {
   readonly sequences: number;
-  /** KV cells shared by all sequences. */
+  /** KV cells of all sequences together. */
   readonly contextSize: number;
+  readonly kvLayout: KvLayout;
+  /** The most tokens one sequence can hold: `contextSize` when unified, its stream's share per sequence. */
+  readonly sequenceContextSize: number;
   /** KV bytes one cell (one token) takes, over all layers. */
   readonly kvBytesPerCell: number;
   /** Sequences that exist now (created and not disposed). */
@@ -173,7 +190,7 @@ export interface SharedInferenceContext {
   /** Cells occupied now, read from the KV cache itself. */
   cellsUsed(): number;
   /**
-   * A new, empty sequence holding at most `contextSize` tokens (≤ the shared context's size).
+   * A new, empty sequence holding at most `contextSize` tokens (≤ sequenceContextSize).
    * @throws LlamaDialogError InsufficientMemory when every sequence id is taken; InvalidArgument for a bad size.
    */
   createSequence(options: { contextSize: number }): InferenceSequence;

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { basename, resolve as resolvePath } from 'node:path';
 import { LlamaDialogError, isLlamaDialogError } from '../errors.js';
-import type { KvCacheType, RuntimeModel, SharedInferenceContext } from '../engine/types.js';
+import { KV_LAYOUTS, type KvCacheType, type KvLayout, type RuntimeModel, type SharedInferenceContext } from '../engine/types.js';
 import { estimateKvBytesPerCell } from './kv-memory.js';
 import { KvSnapshotPool, type KvPoolStats } from './kv-snapshot-pool.js';
 import type { ModelLoader } from './model-loader.js';
@@ -47,6 +47,11 @@ export interface ModelCatalogEntry {
    * budget is set, else sequences × the contextSize of the first node cache that needs it.
    */
   sharedContextSize?: number;
+  /**
+   * KV layout of the shared context (see KvLayout). Default `unified`: in the tavern benchmark it was as fast or
+   * faster (docs/NOTES.md). `perSequence` needs sharedContextSize / sequences ≥ every node cache's contextSize.
+   */
+  kvLayout?: KvLayout;
   /** Shortest common prefix (tokens) a new sequence copies from a live one (default 32). */
   minSharedPrefix?: number;
   /** Whether a new sequence may start from a copy of a live one's prefix at all (default true; off for comparisons). */
@@ -71,7 +76,15 @@ export interface ModelStats extends KvPoolStats {
   contexts: ContextForm;
   scheduling: SchedulingPolicy;
   /** The shared context, when one exists. */
-  sharedContext: { sequences: number; contextSize: number; liveSequences: number; cellsUsed: number; kvBytesPerCell: number } | null;
+  sharedContext: {
+    sequences: number;
+    contextSize: number;
+    kvLayout: KvLayout;
+    sequenceContextSize: number;
+    liveSequences: number;
+    cellsUsed: number;
+    kvBytesPerCell: number;
+  } | null;
 }
 
 /** What the registry reports about a loaded model. */
@@ -239,6 +252,8 @@ export class ModelRegistry {
         ? {
             sequences: shared.sequences,
             contextSize: shared.contextSize,
+            kvLayout: shared.kvLayout,
+            sequenceContextSize: shared.sequenceContextSize,
             liveSequences: shared.liveSequences,
             cellsUsed: shared.cellsUsed(),
             kvBytesPerCell: shared.kvBytesPerCell,
@@ -368,9 +383,19 @@ export class ModelRegistry {
     const contextSize =
       spec.sharedContextSize ??
       (spec.kvMemoryBudget !== undefined ? Math.floor(spec.kvMemoryBudget / perCell) : sequences * first.contextSize);
+    const kvLayout = spec.kvLayout ?? 'unified';
+    if (kvLayout === 'perSequence' && Math.floor(contextSize / sequences) < first.contextSize) {
+      return Promise.reject(
+        new LlamaDialogError(
+          'InvalidArgument',
+          `model "${entry.name}": kvLayout 'perSequence' gives each of ${sequences} sequences ${Math.floor(contextSize / sequences)} ` +
+            `cells, fewer than a node's contextSize of ${first.contextSize}; raise sharedContextSize or lower sequences`,
+        ),
+      );
+    }
     const { contextSize: _first, ...engine } = first;
     entry.creatingShared = create
-      .call(model, { sequences, contextSize, ...engine })
+      .call(model, { sequences, contextSize, kvLayout, ...engine })
       .then((shared) => {
         entry.shared = shared;
         return shared;
@@ -392,6 +417,9 @@ function checkHostingFields(name: string, entry: ModelCatalogEntry): void {
   for (const field of ['sequences', 'sharedContextSize', 'kvMemoryBudget', 'snapshotMemoryBudget', 'minSharedPrefix'] as const) positive(field);
   if (entry.scheduling !== undefined && !SCHEDULING_POLICIES.includes(entry.scheduling)) {
     throw new LlamaDialogError('InvalidArgument', `model "${name}": scheduling must be 'fifo' or 'batched', got ${String(entry.scheduling)}`);
+  }
+  if (entry.kvLayout !== undefined && !KV_LAYOUTS.includes(entry.kvLayout)) {
+    throw new LlamaDialogError('InvalidArgument', `model "${name}": kvLayout must be 'unified' or 'perSequence', got ${String(entry.kvLayout)}`);
   }
   if (entry.contexts !== undefined && !CONTEXT_FORMS.includes(entry.contexts)) {
     throw new LlamaDialogError('InvalidArgument', `model "${name}": contexts must be 'own' or 'shared', got ${String(entry.contexts)}`);

@@ -194,7 +194,7 @@ export class NodeCache implements KvPoolMember {
     const lease = this.lease;
     if (lease.contexts === 'shared') {
       const shared = await lease.sharedContext({ contextSize: this.contextSize, ...this.options });
-      this.handle = shared.createSequence({ contextSize: Math.min(this.contextSize, shared.contextSize) });
+      this.handle = shared.createSequence({ contextSize: Math.min(this.contextSize, shared.sequenceContextSize) });
     } else {
       this.handle = await lease.model.createContext({ contextSize: this.contextSize, ...this.options });
     }

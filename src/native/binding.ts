@@ -151,12 +151,15 @@ export interface NativeContextHandle {
 export interface NativeSharedContextSettings extends NativeContextSettings {
   /** Sequences the context can hold at once (n_seq_max). */
   sequences: number;
+  kvLayout?: 'unified' | 'perSequence';
 }
 
 /** native/shared_context.cpp: a multi-sequence engine; its sequences are NativeContextHandles. */
 export interface NativeSharedContextHandle {
   sequences(): number;
   contextSize(): number;
+  sequenceContextSize(): number;
+  kvLayout(): 'unified' | 'perSequence';
   kvBytesPerCell(): number;
   liveSequences(): number;
   /** Cells in use as of the last finished step. */

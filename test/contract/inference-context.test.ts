@@ -4,7 +4,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Model } from '../../src/engine/model.js';
 import type { SharedContext } from '../../src/engine/shared-context.js';
-import type { InferenceContext } from '../../src/engine/types.js';
+import type { InferenceContext, KvLayout } from '../../src/engine/types.js';
 import { FakeContext, HashedLanguage } from '../kits/fake-engine/index.js';
 import { TEST_THREADS, concat, loadTinyModel, syntheticPrompt } from '../kits/models.js';
 
@@ -49,12 +49,12 @@ function realEngine(): EngineUnderContract {
   };
 }
 
-/** The same cases on a sequence of a shared context (SPEC §2.4: one API, two physical forms). */
-function sharedSequenceEngine(): EngineUnderContract {
+/** The same cases on a sequence of a shared context (SPEC §2.4: one API, two physical forms), in either KV layout. */
+function sharedSequenceEngine(kvLayout: KvLayout): EngineUnderContract {
   let model: Model | undefined;
   const sharedContexts: SharedContext[] = [];
   return {
-    name: 'Sequence of a SharedContext (llama.cpp, tiny synthetic model)',
+    name: `Sequence of a SharedContext, ${kvLayout} KV (llama.cpp, tiny synthetic model)`,
     open: async () => {
       model = await loadTinyModel();
     },
@@ -68,6 +68,7 @@ function sharedSequenceEngine(): EngineUnderContract {
       const shared = await model!.createSharedContext({
         sequences: 2,
         contextSize: settings.contextSize * 2,
+        kvLayout,
         ...(settings.batchSize !== undefined ? { batchSize: settings.batchSize } : {}),
         threads: TEST_THREADS,
       });
@@ -80,7 +81,7 @@ function sharedSequenceEngine(): EngineUnderContract {
 
 const GREEDY = { temperature: 0 } as const;
 
-describe.each([fakeEngine, realEngine(), sharedSequenceEngine()])('InferenceContext contract: $name', (engine) => {
+describe.each([fakeEngine, realEngine(), sharedSequenceEngine('unified'), sharedSequenceEngine('perSequence')])('InferenceContext contract: $name', (engine) => {
   const opened: InferenceContext[] = [];
   const open = async (settings: ContextSettings): Promise<InferenceContext> => {
     const context = await engine.createContext(settings);

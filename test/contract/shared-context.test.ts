@@ -3,7 +3,7 @@
 // (shared-prefix spawn, KV snapshot pool over cells) trust the fake only as far as these cases hold on both.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Model } from '../../src/engine/model.js';
-import type { InferenceSequence, RuntimeModel, SharedContextOptions, SharedInferenceContext } from '../../src/engine/types.js';
+import type { InferenceSequence, KvLayout, RuntimeModel, SharedContextOptions, SharedInferenceContext } from '../../src/engine/types.js';
 import { FakeSharedContext, HashedLanguage } from '../kits/fake-engine/index.js';
 import { TEST_THREADS, concat, loadTinyModel, syntheticPrompt } from '../kits/models.js';
 
@@ -49,10 +49,16 @@ async function engines(): Promise<SharedEngineUnderContract[]> {
   return hasShared ? [fakeEngine, realEngine()] : [fakeEngine];
 }
 
-describe.each(await engines())('SharedInferenceContext contract: $name', (engine) => {
+const LAYOUTS: KvLayout[] = ['unified', 'perSequence'];
+const cases = (await engines()).flatMap((engine) => LAYOUTS.map((kvLayout) => ({ engine, kvLayout, name: `${engine.name}, ${kvLayout} KV` })));
+
+describe.each(cases)('SharedInferenceContext contract: $name', ({ engine, kvLayout }) => {
   const opened: SharedInferenceContext[] = [];
+  /** Every sequence may hold 512 tokens in either layout (per sequence, a stream of 512 cells). */
   const open = async (options: Partial<SharedContextOptions> = {}): Promise<SharedInferenceContext> => {
-    const shared = await engine.createShared({ sequences: 4, contextSize: 512, ...options });
+    const sequences = options.sequences ?? 4;
+    const contextSize = kvLayout === 'unified' ? 512 : 512 * sequences;
+    const shared = await engine.createShared({ sequences, contextSize, kvLayout, ...options });
     opened.push(shared);
     return shared;
   };
@@ -81,6 +87,8 @@ describe.each(await engines())('SharedInferenceContext contract: $name', (engine
     const first = shared.createSequence({ contextSize: 64 });
     shared.createSequence({ contextSize: 64 });
     expect(() => shared.createSequence({ contextSize: 64 })).toThrow(expect.objectContaining({ errorName: 'InsufficientMemory' }));
+    expect(shared.kvLayout).toBe(kvLayout);
+    expect(shared.sequenceContextSize).toBe(512);
     expect(() => shared.createSequence({ contextSize: 513 })).toThrow(expect.objectContaining({ errorName: 'InvalidArgument' }));
     await first.dispose();
     expect(shared.liveSequences).toBe(1);
@@ -98,6 +106,26 @@ describe.each(await engines())('SharedInferenceContext contract: $name', (engine
     expect(await target.evaluate(concat(common, syntheticPrompt(8, 4)))).toMatchObject({ reused: 48, evaluated: 8 });
     // The source is untouched.
     expect(source.tokens).toHaveLength(64);
+  });
+
+  it('a prefix copy is complete at once: a state saved right after it scores the next token as a cold decode does', async () => {
+    const shared = await open();
+    const source = shared.createSequence({ contextSize: 256 });
+    const target = shared.createSequence({ contextSize: 256 });
+    const cold = shared.createSequence({ contextSize: 256 });
+    const common = syntheticPrompt(48, 12);
+    await source.evaluate(concat(common, syntheticPrompt(16, 13)));
+    expect(await target.copyPrefixFrom(source, 48)).toBe(48);
+    // Per-sequence streams move bytes: the copy must be in place before anything reads it, not at the next decode.
+    const bytes = await target.saveState();
+    const restored = shared.createSequence({ contextSize: 256 });
+    await restored.loadState(bytes, target.tokens);
+    const next = concat(common, syntheticPrompt(1, 14));
+    const candidates = Int32Array.from([1000, 1001, 1002, 2000, 3000]);
+    const expected = await cold.scoreNext(next, candidates);
+    const actual = await restored.scoreNext(next, candidates);
+    // Another batch shape sums in another order: equal to a few 1e-4; a stale or missing copy is off by far more.
+    for (let i = 0; i < candidates.length; i++) expect(actual[i]).toBeCloseTo(expected[i] as number, 2);
   });
 
   it('copyPrefixFrom refuses a length beyond the source and a sequence of another shared context', async () => {

@@ -16,7 +16,13 @@ const MAX_TOKENS = 24;
 /** Prompts of different lengths, so that some sequences are still in their prompt phase while others generate. */
 const prompts = Array.from({ length: 8 }, (_, i) => syntheticPrompt(20 + i * 37, 100 + i));
 
-describe('shared context: sequences batched into one decode per step', () => {
+/** Both KV layouts: one cache for all (4096 cells), or a stream of 1024 cells per sequence. */
+const LAYOUTS = [
+  { kvLayout: 'unified', contextSize: 4096 },
+  { kvLayout: 'perSequence', contextSize: 8 * 1024 },
+] as const;
+
+describe.each(LAYOUTS)('shared context ($kvLayout KV): sequences batched into one decode per step', ({ kvLayout, contextSize }) => {
   let model: Model;
   let shared: SharedContext;
   /** Each prompt's greedy reply in its own context: the reference every batched run must equal. */
@@ -59,7 +65,7 @@ describe('shared context: sequences batched into one decode per step', () => {
   beforeAll(async () => {
     model = await loadTinyModel();
     for (const prompt of prompts) alone.push(await ownContextReply(prompt));
-    shared = await model.createSharedContext({ sequences: 8, contextSize: 4096, batchSize: 64, threads: TEST_THREADS });
+    shared = await model.createSharedContext({ sequences: 8, contextSize, kvLayout, batchSize: 64, threads: TEST_THREADS });
   });
   afterAll(async () => {
     if (firstDivergences > 0) console.info(`shared-context: ${firstDivergences} batched replies left the reference at a near-tie`);
@@ -69,7 +75,9 @@ describe('shared context: sequences batched into one decode per step', () => {
 
   it('reports its shape and starts empty', () => {
     expect(shared.sequences).toBe(8);
-    expect(shared.contextSize).toBe(4096);
+    expect(shared.contextSize).toBe(contextSize);
+    expect(shared.kvLayout).toBe(kvLayout);
+    expect(shared.sequenceContextSize).toBe(kvLayout === 'unified' ? 4096 : 1024);
     expect(shared.kvBytesPerCell).toBeGreaterThan(0);
     expect(shared.liveSequences).toBe(0);
     expect(shared.cellsUsed()).toBe(0);
@@ -233,7 +241,8 @@ describe('shared context: sequences batched into one decode per step', () => {
     }
   });
 
-  it('a state saved by an own context loads into a sequence (same model and KV type) and continues identically', async () => {
+  it('the state of an own context moves into a sequence and back when the KV stream counts agree (unified), and is refused otherwise (perSequence)', async () => {
+    if (kvLayout === 'perSequence') return expectStatesRefusedAcrossStreamCounts();
     const context = await model.createContext({ contextSize: 1024, batchSize: 64, threads: TEST_THREADS });
     const sequence = shared.createSequence({ contextSize: 1024 });
     try {
@@ -257,6 +266,31 @@ describe('shared context: sequences batched into one decode per step', () => {
       await Promise.all([context.dispose(), sequence.dispose()]);
     }
   });
+
+  /**
+   * perSequence: llama.cpp's state records the KV stream count (one for an own context, one per sequence here), so
+   * states do not move between the two; the refusal is a typed error and the target keeps nothing of it.
+   */
+  async function expectStatesRefusedAcrossStreamCounts(): Promise<void> {
+    const context = await model.createContext({ contextSize: 1024, batchSize: 64, threads: TEST_THREADS });
+    const sequence = shared.createSequence({ contextSize: 1024 });
+    try {
+      await context.evaluate(prompts[3]!);
+      await sequence.evaluate(prompts[4]!);
+      await expect(sequence.loadState(await context.saveState(), context.tokens)).rejects.toMatchObject({
+        errorName: 'StateMismatch',
+        message: expect.stringContaining('perSequence'),
+      });
+      expect(sequence.tokens).toHaveLength(0);
+      await sequence.evaluate(prompts[4]!);
+      await expect(context.loadState(await sequence.saveState(), sequence.tokens)).rejects.toMatchObject({ errorName: 'StateMismatch' });
+      expect(context.tokens).toHaveLength(0);
+      // Both still work.
+      expect(await context.evaluate(prompts[3]!)).toMatchObject({ evaluated: prompts[3]!.length });
+    } finally {
+      await Promise.all([context.dispose(), sequence.dispose()]);
+    }
+  }
 
   it('release() of a sequence drops its cells but keeps the shared context', async () => {
     const sequence = shared.createSequence({ contextSize: 256 });
@@ -285,8 +319,8 @@ describe('shared context: sequences batched into one decode per step', () => {
         expect(step.batchTokens).toBeGreaterThanOrEqual(1);
         expect(step.sequences).toBe(1);
         expect(step.decodeMs).toBeGreaterThanOrEqual(0);
-        expect(step.nKv % 256 === 0 || step.nKv === 4096).toBe(true);
-        expect(step.nKv).toBeGreaterThanOrEqual(Math.min(step.cellsUsed, 4096));
+        expect(step.nKv % 256 === 0 || step.nKv === shared.sequenceContextSize).toBe(true);
+        expect(step.nKv).toBeGreaterThanOrEqual(Math.min(step.cellsUsed, shared.sequenceContextSize));
       }
       expect(steps.at(-1)!.cellsUsed).toBe(prompts[1]!.length + profiled.tokens.length);
       expect(steps.some((s) => s.sampleMs > 0)).toBe(true);

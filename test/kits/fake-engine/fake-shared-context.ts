@@ -1,5 +1,5 @@
 import { LlamaDialogError } from '../../../src/errors.js';
-import type { InferenceSequence, SharedContextOptions, SharedInferenceContext } from '../../../src/engine/types.js';
+import type { InferenceSequence, KvLayout, SharedContextOptions, SharedInferenceContext } from '../../../src/engine/types.js';
 import { FakeContext, type FakeContextOptions } from './fake-context.js';
 
 /** A sequence of a {@link FakeSharedContext}: a {@link FakeContext} whose `kvBytes` counts the cells it holds. */
@@ -60,6 +60,8 @@ export interface FakeSharedContextOptions extends SharedContextOptions {
 export class FakeSharedContext implements SharedInferenceContext {
   readonly sequences: number;
   readonly contextSize: number;
+  readonly kvLayout: KvLayout;
+  readonly sequenceContextSize: number;
   readonly kvBytesPerCell: number;
   /** Every prefix copy, oldest first. */
   readonly prefixCopies: { length: number }[] = [];
@@ -70,6 +72,8 @@ export class FakeSharedContext implements SharedInferenceContext {
   constructor(options: FakeSharedContextOptions) {
     this.sequences = options.sequences;
     this.contextSize = options.contextSize;
+    this.kvLayout = options.kvLayout ?? 'unified';
+    this.sequenceContextSize = this.kvLayout === 'unified' ? options.contextSize : Math.floor(options.contextSize / options.sequences);
     this.kvBytesPerCell = options.kvBytesPerCell;
     this.#options = options;
   }
@@ -86,8 +90,8 @@ export class FakeSharedContext implements SharedInferenceContext {
 
   createSequence(options: { contextSize: number }): FakeSequence {
     if (this.disposed) throw new LlamaDialogError('ObjectDisposed', 'the shared context has been disposed');
-    if (!Number.isInteger(options.contextSize) || options.contextSize < 1 || options.contextSize > this.contextSize) {
-      throw new LlamaDialogError('InvalidArgument', `a sequence holds 1 .. ${this.contextSize} tokens, got ${options.contextSize}`);
+    if (!Number.isInteger(options.contextSize) || options.contextSize < 1 || options.contextSize > this.sequenceContextSize) {
+      throw new LlamaDialogError('InvalidArgument', `a sequence holds 1 .. ${this.sequenceContextSize} tokens, got ${options.contextSize}`);
     }
     if (this.live.size >= this.sequences) {
       throw new LlamaDialogError('InsufficientMemory', `every one of the ${this.sequences} sequences of the shared context is taken`);

@@ -14,16 +14,20 @@ describe('buildTavernScene', () => {
     expect(scene.loreTokens).toBeLessThan(660);
   });
 
-  it('gives every agent the shared lore first, then its own persona, alternating guard and barkeep with distinct names', () => {
+  it('gives every agent the shared lore first, then its archetype persona, then its name, alternating guard and barkeep with distinct names', () => {
     expect(scene.agents).toHaveLength(18);
     expect(scene.agents.slice(0, 4).map((agent) => agent.archetype)).toEqual(['guard', 'barkeep', 'guard', 'barkeep']);
     for (const agent of scene.agents) {
       expect(agent.systemPrompt.startsWith(`${scene.lore}\n\n`)).toBe(true);
-      expect(agent.systemPrompt).toContain(`You are ${agent.name},`);
+      expect(agent.systemPrompt.endsWith(` Your name is ${agent.name}.`)).toBe(true);
       expect(agent.lines).toHaveLength(10);
       expect(new Set(agent.lines).size).toBeGreaterThan(1);
     }
     expect(new Set(scene.agents.map((agent) => agent.name)).size).toBe(18);
+    // Same archetype, same text up to the name: that is what a spawned agent copies.
+    const [guard1, , guard2] = scene.agents;
+    const shared = (a: string, b: string): string => a.slice(0, [...a].findIndex((ch, i) => ch !== b[i]));
+    expect(shared(guard1!.systemPrompt, guard2!.systemPrompt).endsWith(' Your name is ')).toBe(true);
   });
 
   it('is deterministic', () => {

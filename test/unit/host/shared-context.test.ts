@@ -46,6 +46,7 @@ describe("contexts: 'shared'", () => {
     expect(model.sharedContexts).toHaveLength(1);
     const shared = model.sharedContexts[0]!;
     expect({ sequences: shared.sequences, contextSize: shared.contextSize }).toEqual({ sequences: 16, contextSize: 16 * 300 });
+    expect(shared.kvLayout).toBe('unified');
     expect(shared.liveSequences).toBe(2);
     expect(model.contexts.every((context) => context instanceof FakeSequence)).toBe(true);
     await a.sendMessage('hello');
@@ -67,6 +68,21 @@ describe("contexts: 'shared'", () => {
     const budgeted = sharedHarness({ kvMemoryBudget: 32 * 2000 + 31 });
     await budgeted.session.createAgent({ graph: graph('x'), defaultModel: 'm1' });
     expect(budgeted.models.get('m1')!.sharedContexts[0]).toMatchObject({ sequences: 16, contextSize: 2000 });
+  });
+
+  it("kvLayout: 'perSequence' gives each sequence its own stream when the sizing allows it, and is refused with the figures when not", async () => {
+    const { session, models } = sharedHarness({ kvLayout: 'perSequence' });
+    await session.createAgent({ graph: graph('You are Ada.', 300), defaultModel: 'm1' });
+    const shared = models.get('m1')!.sharedContexts[0]!;
+    expect({ kvLayout: shared.kvLayout, sequenceContextSize: shared.sequenceContextSize }).toEqual({ kvLayout: 'perSequence', sequenceContextSize: 300 });
+    expect(session.modelStats('m1')!.sharedContext).toMatchObject({ kvLayout: 'perSequence', sequenceContextSize: 300 });
+
+    const cramped = sharedHarness({ kvLayout: 'perSequence', sharedContextSize: 1000, sequences: 4 });
+    await expect(cramped.session.createAgent({ graph: graph('You are Bo.', 300), defaultModel: 'm1', kvCacheInitialization: 'AllocateOnly' })).rejects.toMatchObject({
+      errorName: 'InvalidArgument',
+      message: expect.stringMatching(/kvLayout 'perSequence' gives each of 4 sequences 250 cells, fewer than a node's contextSize of 300/),
+    });
+    expect(() => cramped.registry.define('x', { path: 'x.gguf', kvLayout: 'striped' as never })).toThrow(/kvLayout must be 'unified' or 'perSequence'/);
   });
 
   it('the session default applies to models whose catalog names no form; a model without createSharedContext falls back to own, with a warning', async () => {
