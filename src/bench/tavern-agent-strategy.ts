@@ -1,6 +1,7 @@
 import type { Agent } from '../agent/agent.js';
 import { Session } from '../agent/session.js';
 import { loadModel } from '../engine/load-model.js';
+import type { KvLayout } from '../engine/types.js';
 import { LlamaDialogError } from '../errors.js';
 import { ModelRegistry, type ModelCatalogEntry } from '../host/model-registry.js';
 import { benchGraph } from './bench-graph.js';
@@ -15,7 +16,7 @@ export type TavernAgentStrategyName = 'fifo' | 'batched' | 'batched-no-spawn';
 
 /** The catalog fields each strategy sets on the model (SPEC §2.4, §6). */
 export type TavernCatalogSettings = Required<Pick<ModelCatalogEntry, 'scheduling'>> &
-  Pick<ModelCatalogEntry, 'contexts' | 'sharedPrefixSpawn'>;
+  Pick<ModelCatalogEntry, 'contexts' | 'sharedPrefixSpawn' | 'kvLayout'>;
 
 export const TAVERN_CATALOG_SETTINGS: Readonly<Record<TavernAgentStrategyName, TavernCatalogSettings>> = {
   fifo: { scheduling: 'fifo' },
@@ -43,6 +44,8 @@ export interface TavernAgentStrategyOptions {
   gpuLayers?: number;
   /** Tokens per llama_decode batch (default 512). */
   batchSize?: number;
+  /** KV layout of the shared context (batched strategies; default unified). */
+  kvLayout?: KvLayout;
 }
 
 /**
@@ -69,7 +72,8 @@ export class TavernAgentStrategy implements TavernStrategy {
     this.options = options;
     this.name = options.name;
     this.description = DESCRIPTIONS[options.name];
-    this.catalog = TAVERN_CATALOG_SETTINGS[options.name];
+    const catalog = TAVERN_CATALOG_SETTINGS[options.name];
+    this.catalog = catalog.contexts === 'shared' && options.kvLayout !== undefined ? { ...catalog, kvLayout: options.kvLayout } : catalog;
     this.settings = { ...this.catalog };
   }
 

@@ -34,6 +34,9 @@ export interface CacheWork {
  * arrives during an eviction waits for it and then restores the snapshot. Before a job touches the engine it claims
  * its peak KV memory from the pool (which may evict other idle caches first).
  */
+/** Orders the caches that prepare a job, so that a spawning cache only ever waits for one that began before it. */
+let startingCounter = 0;
+
 export class NodeCache implements KvPoolMember {
   private handle: InferenceContext | undefined;
   private queue: Promise<unknown> = Promise.resolve();
@@ -75,6 +78,12 @@ export class NodeCache implements KvPoolMember {
 
   /** The prompt of the job running on this cache now (what its sequence will hold), if it has one. */
   private runningPrompt: Int32Array | undefined;
+  /**
+   * Set while this cache prepares its sequence for a job with a prompt (its own spawn, restore): the prompt, when it
+   * began preparing (order), and a promise settled once the job has queued its work on the engine. A cache that
+   * spawns after it may copy from it once that promise settles (the engine then waits for the prompt's decode).
+   */
+  private starting: { prompt: Int32Array; order: number; queued: Promise<void> } | undefined;
 
   get idle(): boolean {
     return this.queued === 0;
@@ -98,6 +107,7 @@ export class NodeCache implements KvPoolMember {
   use<T>(work: CacheWork, job: (context: InferenceContext) => Promise<T>): Promise<T> {
     return this.exclusive(async () => {
       if (this.disposed) throw new Error('internal: node context used after its agent was destroyed');
+      let markQueued: () => void = () => undefined;
       const pool = this.lease.pool;
       const snapshot = this.handle ? undefined : pool.peek(this);
       const admission = await pool.admit(this, {
@@ -107,14 +117,21 @@ export class NodeCache implements KvPoolMember {
       try {
         this.used = pool.tick();
         const context = this.handle ?? (await this.create());
+        if (work.prompt) this.starting = { prompt: work.prompt, order: ++startingCounter, queued: new Promise((resolve) => (markQueued = resolve)) };
         if (this.evicted) {
           this.evicted = false;
           await this.restore(context);
         }
         if (work.prompt && this.inSharedContext && context.tokens.length === 0) await this.spawnFromSharedPrefix(context, work.prompt);
         this.runningPrompt = work.prompt;
-        return await job(context);
+        // The job queues its engine work in its synchronous part (generate posts to the compute thread at once).
+        const running = job(context);
+        this.starting = undefined;
+        markQueued();
+        return await running;
       } finally {
+        this.starting = undefined;
+        markQueued();
         this.runningPrompt = undefined;
         this.used = pool.tick();
         admission.end();
@@ -222,17 +239,25 @@ export class NodeCache implements KvPoolMember {
    */
   private async spawnFromSharedPrefix(context: InferenceContext, prompt: Int32Array): Promise<void> {
     const target = context as InferenceSequence;
-    let best: { cache: NodeCache; sequence: InferenceSequence; length: number } | undefined;
+    const ownOrder = this.starting?.order ?? Number.POSITIVE_INFINITY;
+    let best: { cache: NodeCache; sequence: InferenceSequence; length: number; queued?: Promise<void> } | undefined;
     for (const member of this.lease.pool.all()) {
       if (!(member instanceof NodeCache) || member === this || !member.handle) continue;
       const sequence = member.handle as InferenceSequence;
       if (sequence.shared !== target.shared) continue;
-      // A running source will hold its job's prompt; its token mirror says only what it held before the job.
-      const holds = member.runningPrompt ?? sequence.tokens;
+      // A running source will hold its job's prompt; its token mirror says only what it held before the job. One that
+      // began preparing before this cache will too, once its job is queued (only earlier ones: two never wait on
+      // each other).
+      const earlier = member.starting !== undefined && member.starting.order < ownOrder ? member.starting : undefined;
+      const holds = member.runningPrompt ?? earlier?.prompt ?? sequence.tokens;
       const length = Math.min(commonPrefixLength(holds, prompt), target.contextSize);
-      if (length >= this.lease.minSharedPrefix && length > (best?.length ?? 0)) best = { cache: member, sequence, length };
+      if (length >= this.lease.minSharedPrefix && length > (best?.length ?? 0)) {
+        best = { cache: member, sequence, length, ...(earlier && member.runningPrompt === undefined ? { queued: earlier.queued } : {}) };
+      }
     }
     if (!best) return;
+    // A source still preparing: copy after its job is queued, so that the engine sees its prompt under way.
+    if (best.queued) await best.queued;
     const { cache, sequence, length } = best;
     const copy = (): Promise<number> => target.copyPrefixFrom(sequence, length, prompt);
     // An idle source is held through its own queue, so that no eviction or job of it runs during the copy; a running

@@ -18,6 +18,7 @@ import { runTavernBenchmark, type TavernStrategy } from '../../bench/tavern-runn
 import { buildTavernScene, type TavernScene } from '../../bench/tavern-scene.js';
 import { tavernSchedule } from '../../bench/tavern-schedule.js';
 import { TavernAgentStrategy } from '../../bench/tavern-agent-strategy.js';
+import { KV_LAYOUTS } from '../../engine/types.js';
 import { TavernNodeLlamaCppStrategy } from '../../bench/tavern-node-llama-cpp-strategy.js';
 import { loadModel } from '../../engine/load-model.js';
 import { loadNativeAddon } from '../../native/loader.js';
@@ -44,7 +45,7 @@ const baselineList = z
   });
 
 /** Flags that only the tavern workload reads, and flags it does not read. */
-const TAVERN_ONLY_FLAGS = ['agents', 'lines', 'strategies', 'mean-gap-ms', 'seed', 'max-tokens', 'context', 'gpu-layers'] as const;
+const TAVERN_ONLY_FLAGS = ['agents', 'lines', 'strategies', 'mean-gap-ms', 'seed', 'max-tokens', 'context', 'gpu-layers', 'kv-layout'] as const;
 const CONVERSATION_ONLY_FLAGS = ['turns', 'baselines', 'order', 'floor-samples', 'summary-only', 'profile', 'contexts'] as const;
 
 /** Refuses flags the chosen workload would silently ignore (checked on the flags as given, before defaults). */
@@ -104,6 +105,7 @@ const benchSchema = z.preprocess(
       'max-tokens': z.coerce.number().int().min(1).max(4096).default(32),
       context: z.coerce.number().int().min(256).max(1_048_576).default(2048),
       'gpu-layers': z.coerce.number().int().min(0).optional(),
+      'kv-layout': z.enum(KV_LAYOUTS).default('unified'),
     })
     .strict(),
 );
@@ -168,6 +170,7 @@ with the reason (exit code 1) while the others still run.
   --max-tokens <n>   reply cap, greedy (default 32)
   --context <n>      KV tokens per agent (default 2048)
   --gpu-layers <n>   layers to offload (default: the engine's, every layer on a GPU build)
+  --kv-layout <l>    KV layout of the batched strategies' shared context: unified (default) or perSequence
 
 The llama-bench floor column needs llama-bench: build it with
   LLAMA_DIALOG_BUILD_BENCH=1 node scripts/build-native.mjs llama-bench
@@ -193,6 +196,7 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
     'max-tokens': { type: 'string' },
     context: { type: 'string' },
     'gpu-layers': { type: 'string' },
+    'kv-layout': { type: 'string' },
   },
   subcommands: [benchCompareCommand],
   schema: benchSchema,
@@ -296,7 +300,7 @@ async function runTavern(options: BenchOptions, io: CliIo): Promise<ExitCodeValu
   }
   const common = { modelPath, contextSize: settings.contextSize, maxTokens: settings.maxTokens, threads: settings.threads, ...(gpuLayers === undefined ? {} : { gpuLayers }) };
   const strategies: TavernStrategy[] = names.map((name) =>
-    name === 'node-llama-cpp' ? new TavernNodeLlamaCppStrategy({ ...common, gpu: machine.backend !== 'cpu' }) : new TavernAgentStrategy({ ...common, name }),
+    name === 'node-llama-cpp' ? new TavernNodeLlamaCppStrategy({ ...common, gpu: machine.backend !== 'cpu' }) : new TavernAgentStrategy({ ...common, name, kvLayout: options['kv-layout'] }),
   );
   log(
     `[bench] tavern: ${scene.agents.length} agents × ${options.lines} lines, lore ${scene.loreTokens} tokens, mean gap ${settings.meanGapMs} ms, ` +

@@ -60,6 +60,7 @@ export class FakeContext implements InferenceContext {
   /** What `tokens` shows: like the real context, the mirror as of the last finished operation. */
   #published: Int32Array = new Int32Array(0);
   #inFlight: Promise<unknown> | undefined;
+  #promptInFlight: Int32Array | undefined;
   #disposePromise: Promise<void> | undefined;
   readonly #kvBytesPerCell: number;
   /** Like the real context: the whole KV allocation exists from creation until release, and again after any call. */
@@ -247,6 +248,11 @@ export class FakeContext implements InferenceContext {
     return this.#mirror.tokens;
   }
 
+  /** The prompt the running operation is decoding now, if it is in its prompt phase. */
+  protected get promptInFlight(): Int32Array | undefined {
+    return this.#promptInFlight;
+  }
+
   protected adoptTokens(what: string, tokens: Int32Array): Promise<void> {
     return this.#run(what, undefined, async () => {
       this.#mirror.replace(tokens);
@@ -296,6 +302,18 @@ export class FakeContext implements InferenceContext {
   async #prefill(prompt: Int32Array, signal: AbortSignal | undefined): Promise<EvaluateResult> {
     const reused = this.#mirror.reusablePrefix(prompt);
     this.#mirror.trimTo(reused);
+    this.#promptInFlight = prompt;
+    try {
+      await this.#decodePrompt(prompt, reused, signal);
+    } finally {
+      this.#promptInFlight = undefined;
+    }
+    const result = { reused, evaluated: prompt.length - reused, ms: 0 };
+    this.evaluations.push(result);
+    return result;
+  }
+
+  async #decodePrompt(prompt: Int32Array, reused: number, signal: AbortSignal | undefined): Promise<void> {
     for (let start = reused; start < prompt.length; start += this.#batchSize) {
       // A real decode runs on another thread and ends in a later event-loop turn: yielding one turn per batch keeps
       // the context busy across the caller's awaits and lets an abort land between batches, as on the engine.
@@ -306,9 +324,6 @@ export class FakeContext implements InferenceContext {
       this.#mirror.append(prompt.subarray(start, Math.min(prompt.length, start + this.#batchSize)));
       this.#grewCells();
     }
-    const result = { reused, evaluated: prompt.length - reused, ms: 0 };
-    this.evaluations.push(result);
-    return result;
   }
 
   #grewCells(): void {

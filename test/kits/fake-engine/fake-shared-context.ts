@@ -13,14 +13,14 @@ export class FakeSequence extends FakeContext implements InferenceSequence {
   }
 
   /** As llama_memory_seq_cp: this sequence holds the source's first `length` tokens, none decoded. */
-  copyPrefixFrom(source: InferenceSequence, length: number, expected?: Int32Array): Promise<number> {
+  async copyPrefixFrom(source: InferenceSequence, length: number, expected?: Int32Array): Promise<number> {
     if (!(source instanceof FakeSequence) || source.shared !== this.shared) {
-      return Promise.reject(new LlamaDialogError('InvalidArgument', 'copyPrefixFrom: the source is not a sequence of the same shared context'));
+      throw new LlamaDialogError('InvalidArgument', 'copyPrefixFrom: the source is not a sequence of the same shared context');
     }
-    if (source.disposed) return Promise.reject(new LlamaDialogError('ObjectDisposed', 'copyPrefixFrom: the source has been disposed'));
-    if (source.busy && expected === undefined) {
-      return Promise.reject(new LlamaDialogError('ContextBusy', 'copyPrefixFrom: the source is running an operation'));
-    }
+    if (source.disposed) throw new LlamaDialogError('ObjectDisposed', 'copyPrefixFrom: the source has been disposed');
+    if (source.busy && expected === undefined) throw new LlamaDialogError('ContextBusy', 'copyPrefixFrom: the source is running an operation');
+    // As the engine does: while the source is still decoding a prompt that will cover more of `expected`, wait a step.
+    while (expected !== undefined && source.decodingMoreOf(expected)) await new Promise((resolve) => setImmediate(resolve));
     // With `expected`, the copy sees what the source holds at that moment, as the engine does between two steps.
     const tokens = expected !== undefined ? source.liveTokens : source.tokens;
     if (expected !== undefined) {
@@ -30,18 +30,29 @@ export class FakeSequence extends FakeContext implements InferenceSequence {
       length = matching;
     }
     if (!Number.isInteger(length) || length < 0 || length > tokens.length || length > this.contextSize) {
-      return Promise.reject(
-        new LlamaDialogError('InvalidArgument', `copyPrefixFrom: length ${length} is beyond the source's ${tokens.length} tokens or this sequence's size ${this.contextSize}`),
-      );
+      throw new LlamaDialogError('InvalidArgument', `copyPrefixFrom: length ${length} is beyond the source's ${tokens.length} tokens or this sequence's size ${this.contextSize}`);
     }
     this.shared.prefixCopies.push({ length });
-    return this.adoptTokens('copyPrefixFrom', tokens.slice(0, length)).then(() => length);
+    await this.adoptTokens('copyPrefixFrom', tokens.slice(0, length));
+    return length;
+  }
+
+  /** True while this sequence decodes a prompt that shares more of `tokens` than what it holds now. */
+  decodingMoreOf(tokens: Int32Array): boolean {
+    const prompt = this.promptInFlight;
+    return prompt !== undefined && matchingPrefix(prompt, tokens) > matchingPrefix(this.liveTokens, tokens);
   }
 
   override async dispose(): Promise<void> {
     await super.dispose();
     this.onDispose(this);
   }
+}
+
+function matchingPrefix(a: Int32Array, b: Int32Array): number {
+  let n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n += 1;
+  return n;
 }
 
 export interface FakeSharedContextOptions extends SharedContextOptions {

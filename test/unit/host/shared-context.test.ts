@@ -279,6 +279,36 @@ describe("contexts: 'shared'", () => {
     expect((await bakerTurn).status).toBe('Success');
   });
 
+  it('spawns from a source that is itself still preparing (spawning) when it began earlier: the copy covers their longer common prefix', async () => {
+    const { session, models } = sharedHarness({ scheduling: 'batched' });
+    const create = (system: string) => session.createAgent({ graph: graph(system), defaultModel: 'm1', enableDiagnostics: true });
+    const baker = await create(`${VILLAGE}You bake bread.`);
+    const smiths = [await create(`${VILLAGE}You forge swords for the whole valley, and you are proud of it. Your name is Bo.`)];
+    smiths.push(await create(`${VILLAGE}You forge swords for the whole valley, and you are proud of it. Your name is Cy.`));
+    const model = models.get('m1')!;
+    const gate = deferred();
+    const bakerGenerating = deferred();
+    model.beforeToken = async ({ context, index }) => {
+      if (context !== 0 || index !== 0) return;
+      bakerGenerating.resolve();
+      await gate.promise;
+    };
+    const bakerTurn = baker.sendMessage('hello');
+    await bakerGenerating.promise;
+    // Both smiths are first addressed at once: Bo starts from the baker's lore, and Cy, one step behind, from Bo.
+    const [bo, cy] = await Promise.all(smiths.map((smith) => smith.sendMessage('hello')));
+    const boPrompt = model.tokenize(model.calls.find((call) => call.prompt.includes('Bo.'))!.prompt);
+    const cyPrompt = model.tokenize(model.calls.find((call) => call.prompt.includes('Cy.'))!.prompt);
+    const bakerPrompt = model.tokenize(model.calls[0]!.prompt);
+    const smithsShare = commonPrefixLength(boPrompt, cyPrompt);
+    expect(smithsShare).toBeGreaterThan(commonPrefixLength(bakerPrompt, cyPrompt));
+    expect(cacheOf(bo!.diagnostics).sharedFrom).toMatchObject({ agentId: baker.id, tokens: commonPrefixLength(bakerPrompt, boPrompt) });
+    expect(cacheOf(cy!.diagnostics).sharedFrom).toEqual({ agentId: smiths[0]!.id, node: 'answer', tokens: smithsShare });
+    expect(cacheOf(cy!.diagnostics).evaluated).toBe(cyPrompt.length - smithsShare);
+    gate.resolve();
+    expect((await bakerTurn).status).toBe('Success');
+  });
+
   it("with scheduling 'batched', the turns of several agents run on their sequences at the same time", async () => {
     const { session, models } = sharedHarness({ scheduling: 'batched' });
     const agents: Agent[] = [];
