@@ -85,7 +85,11 @@ export interface NativeStepProfile {
   sequences: number;
   /** KV cells in use after the decode (sum over live sequences of pos_max − pos_min + 1). */
   cellsUsed: number;
-  /** Estimate of the KV length attended over (llama.cpp pads the used cells to 256, capped at the cache size). */
+  /**
+   * Estimate of the KV length attended over (llama.cpp pads the used cells to 256, capped at the cache or stream
+   * size). Unified cache: from cellsUsed, so a prefix shared by several sequences counts once per sequence (an upper
+   * bound). perSequence: the longest stream among the step's participants.
+   */
   nKv: number;
   /** ms this generation spent sampling after the decode. */
   sampleMs: number;

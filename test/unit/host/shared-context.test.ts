@@ -4,7 +4,7 @@ import type { Agent } from '../../../src/agent/agent.js';
 import { commonPrefixLength } from '../../../src/engine/common-prefix.js';
 import type { NodeCacheDiagnostics, NodeDiagnostics } from '../../../src/diag/turn-diagnostics.js';
 import type { ModelCatalogEntry } from '../../../src/host/model-registry.js';
-import { FakeSequence } from '../../kits/fake-engine/index.js';
+import { FakeSequence, type FakeModel } from '../../kits/fake-engine/index.js';
 import { deferred } from '../../kits/deferred.js';
 import { collect, createHarness } from '../../kits/session-kit.js';
 
@@ -27,6 +27,20 @@ function promptHash(prompt: string): string {
   let hash = 0x811c9dc5;
   for (const ch of prompt) hash = Math.imul(hash ^ (ch.codePointAt(0) as number), 0x01000193) >>> 0;
   return `reply ${hash.toString(36)}`;
+}
+
+/** Sends `agent` (the model's first context) a line and returns once it is held before its first reply token. */
+async function midReply(model: FakeModel, agent: Agent): Promise<{ gate: ReturnType<typeof deferred<void>>; turn: ReturnType<Agent['sendMessage']> }> {
+  const gate = deferred();
+  const generating = deferred();
+  model.beforeToken = async ({ context, index }) => {
+    if (context !== 0 || index !== 0) return;
+    generating.resolve();
+    await gate.promise;
+  };
+  const turn = agent.sendMessage('hello');
+  await generating.promise;
+  return { gate, turn };
 }
 
 function sharedHarness(entry: Partial<ModelCatalogEntry> = {}, host = {}) {
@@ -257,15 +271,7 @@ describe("contexts: 'shared'", () => {
     const baker = await session.createAgent({ graph: graph(`${VILLAGE}You bake bread.`), defaultModel: 'm1', enableDiagnostics: true });
     const smith = await session.createAgent({ graph: graph(`${VILLAGE}You forge swords.`), defaultModel: 'm1', enableDiagnostics: true });
     const model = models.get('m1')!;
-    const gate = deferred();
-    const bakerGenerating = deferred();
-    model.beforeToken = async ({ context, index }) => {
-      if (context !== 0 || index !== 0) return;
-      bakerGenerating.resolve();
-      await gate.promise;
-    };
-    const bakerTurn = baker.sendMessage('hello');
-    await bakerGenerating.promise;
+    const { gate, turn: bakerTurn } = await midReply(model, baker);
     // The baker is mid-reply (its job holds the sequence) when the smith is first addressed.
     const smithDone = await smith.sendMessage('hello');
     const cache = cacheOf(smithDone.diagnostics);
@@ -286,15 +292,7 @@ describe("contexts: 'shared'", () => {
     const smiths = [await create(`${VILLAGE}You forge swords for the whole valley, and you are proud of it. Your name is Bo.`)];
     smiths.push(await create(`${VILLAGE}You forge swords for the whole valley, and you are proud of it. Your name is Cy.`));
     const model = models.get('m1')!;
-    const gate = deferred();
-    const bakerGenerating = deferred();
-    model.beforeToken = async ({ context, index }) => {
-      if (context !== 0 || index !== 0) return;
-      bakerGenerating.resolve();
-      await gate.promise;
-    };
-    const bakerTurn = baker.sendMessage('hello');
-    await bakerGenerating.promise;
+    const { gate, turn: bakerTurn } = await midReply(model, baker);
     // Both smiths are first addressed at once: Bo starts from the baker's lore, and Cy, one step behind, from Bo.
     const [bo, cy] = await Promise.all(smiths.map((smith) => smith.sendMessage('hello')));
     const boPrompt = model.tokenize(model.calls.find((call) => call.prompt.includes('Bo.'))!.prompt);
