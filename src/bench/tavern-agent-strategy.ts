@@ -60,7 +60,8 @@ export interface TavernAgentStrategyOptions {
 export class TavernAgentStrategy implements TavernStrategy {
   readonly name: TavernAgentStrategyName;
   readonly description: string;
-  readonly settings: Record<string, string | number | boolean>;
+  /** The catalog fields it sets (known once the scene is: the shared context has a sequence per agent). */
+  settings: Record<string, string | number | boolean>;
   readonly notes: string[] = [];
   private readonly options: TavernAgentStrategyOptions;
   private readonly catalog: TavernCatalogSettings;
@@ -79,7 +80,11 @@ export class TavernAgentStrategy implements TavernStrategy {
 
   async prepare(scene: TavernScene): Promise<void> {
     const { modelPath, contextSize, maxTokens, threads, gpuLayers } = this.options;
-    const entry: ModelCatalogEntry = { path: modelPath, ...(gpuLayers === undefined ? {} : { gpuLayers }), ...this.catalog };
+    // A shared context sized for the scene's agents, as a game would size it: one sequence id per NPC (llama.cpp's
+    // limit is 256), so its KV allocation equals that of one own context per agent.
+    const sequences: { sequences?: number } = this.catalog.contexts === 'shared' ? { sequences: Math.min(256, scene.agents.length) } : {};
+    this.settings = { ...this.catalog, ...sequences };
+    const entry: ModelCatalogEntry = { path: modelPath, ...(gpuLayers === undefined ? {} : { gpuLayers }), ...this.catalog, ...sequences };
     const registry = new ModelRegistry({
       loader: async (load) => this.meter.wrap(await loadModel(load)),
       catalog: { [MODEL_NAME]: entry },

@@ -82,6 +82,10 @@ describe('tavern benchmark on the tiny model', () => {
     } else {
       expect(batched.summary!.lines).toBe(4);
       expect(batched.summary!.generatedTokens).toBeGreaterThan(0);
+      // One sequence per agent: the shared context allocates what two own contexts of 1024 tokens would.
+      expect(batched.settings).toMatchObject({ contexts: 'shared', sequences: 2 });
+      const fifo = (await run(['fifo'])).strategies[0]!;
+      expect(batched.summary!.peakKvBytes).toBe(fifo.summary!.peakKvBytes);
     }
   });
 });
