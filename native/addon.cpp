@@ -26,7 +26,7 @@ std::once_flag g_backend_once;
 
 Napi::Value LoadModel(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  try {
+  auto start = [&]() -> Napi::Value {
     ModelLoadOptions options;
     options.path = StringArg(info[0], "path");
     if (info.Length() > 1 && info[1].IsObject()) {
@@ -37,13 +37,8 @@ Napi::Value LoadModel(const Napi::CallbackInfo& info) {
       options.vocabOnly = BoolArg(o.Get("vocabOnly"), false);
     }
     return StartLoadModel(env, std::move(options));
-  } catch (const DialogError& e) {
-    return RejectedPromise(env, e.code(), e.what());
-  } catch (const std::bad_alloc&) {
-    return RejectedPromise(env, ErrorCode::ModelLoadFailed, "out of memory");
-  } catch (const std::exception& e) {
-    return RejectedPromise(env, ErrorCode::ModelLoadFailed, e.what());
-  }
+  };
+  return PromiseGuarded(env, start, ErrorCode::ModelLoadFailed);
 }
 
 Napi::Value SystemInfo(const Napi::CallbackInfo& info) {

@@ -74,17 +74,20 @@ Napi::Value SyncGuarded(Napi::Env env, const char* what, ErrorCode fallback, Bod
   ThrowJs(env, code, message);
 }
 
-/** The same for methods that return a promise: whatever `body` throws becomes a rejected promise with a typed error. */
+/**
+ * The same for methods that return a promise: whatever `body` throws becomes a rejected promise with a typed error
+ * (a DialogError keeps its code; anything else gets `otherwise`).
+ */
 template <typename Body>
-Napi::Value PromiseGuarded(Napi::Env env, Body body) {
+Napi::Value PromiseGuarded(Napi::Env env, Body body, ErrorCode otherwise = ErrorCode::InferenceFailed) {
   try {
     return body();
   } catch (const DialogError& e) {
     return RejectedPromise(env, e.code(), e.what());
   } catch (const std::bad_alloc&) {
-    return RejectedPromise(env, ErrorCode::InferenceFailed, "out of memory");
+    return RejectedPromise(env, otherwise, "out of memory");
   } catch (const std::exception& e) {
-    return RejectedPromise(env, ErrorCode::InferenceFailed, e.what());
+    return RejectedPromise(env, otherwise, e.what());
   }
 }
 
