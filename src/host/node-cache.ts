@@ -22,6 +22,9 @@ export interface CacheWork {
   signal?: AbortSignal;
 }
 
+/** Orders the caches that prepare a job, so that a spawning cache only ever waits for one that began before it. */
+let startingCounter = 0;
+
 /**
  * One node's KV cache inside one agent (SPEC §6 "the node's handle"): an own context, or a sequence of the model's
  * shared context (`contexts: 'shared'`). Created at agent creation or on first use, released on request (the next use
@@ -34,9 +37,6 @@ export interface CacheWork {
  * arrives during an eviction waits for it and then restores the snapshot. Before a job touches the engine it claims
  * its peak KV memory from the pool (which may evict other idle caches first).
  */
-/** Orders the caches that prepare a job, so that a spawning cache only ever waits for one that began before it. */
-let startingCounter = 0;
-
 export class NodeCache implements KvPoolMember {
   private handle: InferenceContext | undefined;
   private queue: Promise<unknown> = Promise.resolve();
