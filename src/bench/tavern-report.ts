@@ -75,11 +75,18 @@ export function tavernRatios(results: readonly TavernStrategyResult[]): TavernRa
   return ratios;
 }
 
+function describeArrivals(workload: TavernReport['workload']): string {
+  // Reports written before lockstep existed have no `arrivals`: they were Poisson.
+  return workload.arrivals === 'lockstep'
+    ? 'lockstep rounds (every agent\u2019s next line once all have answered)'
+    : `Poisson arrivals every ${workload.meanGapMs} ms on average`;
+}
+
 /** The lines that say where and what was run. */
 export function describeTavernSetup(report: TavernReport): string[] {
   const { workload: w, machine: m, model } = report;
   return [
-    `workload tavern (${w.version}, ${w.agents} agents × ${w.linesPerAgent} lines, Poisson arrivals every ${w.meanGapMs} ms on average, ` +
+    `workload tavern (${w.version}, ${w.agents} agents × ${w.linesPerAgent} lines, ${describeArrivals(w)}, ` +
       `seed ${w.seed}, fingerprint ${w.fingerprint})`,
     `lore ${w.loreTokens} tokens shared by every agent · context ${w.contextSize} per agent · replies ≤ ${w.maxTokens} tokens, ${w.sampling} · threads ${w.threads}`,
     `backend ${m.backend} · device ${m.device}${m.vramBytes === null ? '' : ` (${formatBytes(m.vramBytes)})`} · ` +

@@ -4,6 +4,8 @@
  * clock measured from the start of the scene (the first line can arrive at t > 0); byte figures are bytes.
  */
 
+import type { TavernArrivals } from './tavern-schedule.js';
+
 /** The strategies of the tavern workload. */
 export const TAVERN_STRATEGY_NAMES = ['fifo', 'batched', 'batched-no-spawn', 'node-llama-cpp'] as const;
 export type TavernStrategyName = (typeof TAVERN_STRATEGY_NAMES)[number];
@@ -116,6 +118,8 @@ export interface TavernReport {
     fingerprint: string;
     agents: number;
     linesPerAgent: number;
+    /** When lines are said (see TavernArrivals); meanGapMs applies to poisson only. */
+    arrivals: TavernArrivals;
     meanGapMs: number;
     seed: number;
     loreTokens: number;

@@ -13,7 +13,7 @@ import type {
 } from './tavern-result.js';
 import { summarizeTavernLines, tavernRatios } from './tavern-report.js';
 import type { TavernScene } from './tavern-scene.js';
-import type { ScheduledLine } from './tavern-schedule.js';
+import type { ScheduledLine, TavernArrivals } from './tavern-schedule.js';
 import type { KvBytes } from './kv-meter.js';
 
 /** What one answered line cost, as the strategy's engine reports it. */
@@ -58,17 +58,16 @@ export interface TavernScenePlay {
 const RSS_SAMPLE_INTERVAL_MS = 50;
 
 /**
- * Plays the schedule on a prepared strategy. Every agent runs its own lines in order: a line is said at its scheduled
- * time, or as soon as the agent's previous turn ends when that is later (the player waits for the answer). Lines
- * of different agents overlap freely; how they share the model is the strategy's business. KV bytes and RSS are
- * sampled at every arrival, first token and completion (RSS also every 50 ms).
+ * Plays the schedule on a prepared strategy. Every agent runs its own lines in order, each when `arrivals` says
+ * (default poisson). Lines of different agents overlap freely; how they share the model is the strategy's business.
+ * KV bytes and RSS are sampled at every arrival, first token and completion (RSS also every 50 ms).
  * @param options.onLine called after each completed line (progress).
  */
 export async function playTavernScene(
   strategy: TavernStrategy,
   scene: TavernScene,
   schedule: readonly ScheduledLine[],
-  options: { onLine?: (line: TavernLineRecord) => void; rss?: () => number } = {},
+  options: { onLine?: (line: TavernLineRecord) => void; rss?: () => number; arrivals?: TavernArrivals } = {},
 ): Promise<TavernScenePlay> {
   const rss = options.rss ?? (() => process.memoryUsage.rss());
   const rssAtStartBytes = rss();
@@ -88,6 +87,7 @@ export async function playTavernScene(
     if (!lines) throw new LlamaDialogError('InvalidArgument', `the schedule addresses agent ${line.agent}, but the scene has ${scene.agents.length}`);
     lines.push(line);
   }
+  for (const lines of byAgent) lines.sort((a, b) => a.lineOfAgent - b.lineOfAgent);
   const records: TavernLineRecord[] = [];
   const interval = setInterval(() => {
     peakRssBytes = Math.max(peakRssBytes, rss());
@@ -95,39 +95,52 @@ export async function playTavernScene(
   interval.unref();
   const startedAt = performance.now();
   const now = (): number => performance.now() - startedAt;
+  /** Says `line` now and waits for the whole turn. `scheduledMs`: when the player meant to say it. */
+  const say = async (line: ScheduledLine, scheduledMs: number): Promise<void> => {
+    const { agent } = line;
+    const text = scene.agents[agent]?.lines[line.lineOfAgent];
+    if (text === undefined) throw new LlamaDialogError('InvalidArgument', `agent ${agent} has no line ${line.lineOfAgent}`);
+    const arrivalMs = now();
+    sample();
+    let firstTokenAt: number | null = null;
+    const outcome = await strategy.runLine(agent, text, () => {
+      if (firstTokenAt !== null) return;
+      firstTokenAt = now();
+      sample();
+    });
+    const completeMs = now();
+    sample();
+    const record: TavernLineRecord = {
+      agent,
+      lineOfAgent: line.lineOfAgent,
+      scheduledMs,
+      arrivalMs,
+      ttftMs: firstTokenAt === null ? null : (firstTokenAt as number) - arrivalMs,
+      turnMs: completeMs - arrivalMs,
+      ...outcome,
+    };
+    records.push(record);
+    options.onLine?.(record);
+  };
   try {
     sample();
-    await Promise.all(
-      byAgent.map(async (lines, agent) => {
-        for (const line of [...lines].sort((a, b) => a.lineOfAgent - b.lineOfAgent)) {
-          // Timers round to whole ms and may fire a fraction early: wait until the clock has really passed atMs.
-          for (let wait = line.atMs - now(); wait > 0; wait = line.atMs - now()) await delay(Math.ceil(wait));
-          const text = scene.agents[agent]?.lines[line.lineOfAgent];
-          if (text === undefined) throw new LlamaDialogError('InvalidArgument', `agent ${agent} has no line ${line.lineOfAgent}`);
-          const arrivalMs = now();
-          sample();
-          let firstTokenAt: number | null = null;
-          const outcome = await strategy.runLine(agent, text, () => {
-            if (firstTokenAt !== null) return;
-            firstTokenAt = now();
-            sample();
-          });
-          const completeMs = now();
-          sample();
-          const record: TavernLineRecord = {
-            agent,
-            lineOfAgent: line.lineOfAgent,
-            scheduledMs: line.atMs,
-            arrivalMs,
-            ttftMs: firstTokenAt === null ? null : (firstTokenAt as number) - arrivalMs,
-            turnMs: completeMs - arrivalMs,
-            ...outcome,
-          };
-          records.push(record);
-          options.onLine?.(record);
-        }
-      }),
-    );
+    if (options.arrivals === 'lockstep') {
+      const rounds = Math.max(0, ...byAgent.map((lines) => lines.length));
+      for (let round = 0; round < rounds; round++) {
+        const roundStart = now();
+        await Promise.all(byAgent.flatMap((lines) => (lines[round] ? [say(lines[round]!, roundStart)] : [])));
+      }
+    } else {
+      await Promise.all(
+        byAgent.map(async (lines) => {
+          for (const line of lines) {
+            // Timers round to whole ms and may fire a fraction early: wait until the clock has really passed atMs.
+            for (let wait = line.atMs - now(); wait > 0; wait = line.atMs - now()) await delay(Math.ceil(wait));
+            await say(line, line.atMs);
+          }
+        }),
+      );
+    }
   } finally {
     clearInterval(interval);
   }
@@ -140,7 +153,7 @@ export interface TavernRunOptions {
   schedule: readonly ScheduledLine[];
   /** Run one after the other on the same schedule, in this order. */
   strategies: readonly TavernStrategy[];
-  settings: { meanGapMs: number; seed: number; contextSize: number; maxTokens: number; threads: number };
+  settings: { meanGapMs: number; seed: number; contextSize: number; maxTokens: number; threads: number; arrivals?: TavernArrivals };
   machine: BenchMachine;
   model: TavernReport['model'];
   notes?: readonly string[];
@@ -168,6 +181,7 @@ export async function runTavernBenchmark(options: TavernRunOptions): Promise<Tav
       let done = 0;
       const play = await playTavernScene(strategy, options.scene, options.schedule, {
         onLine: (line) => bar?.update(++done, `last turn ${line.turnMs.toFixed(0)} ms`),
+        arrivals: options.settings.arrivals ?? 'poisson',
       });
       strategy.verify?.(play.lines);
       results.push({
@@ -210,6 +224,7 @@ export async function runTavernBenchmark(options: TavernRunOptions): Promise<Tav
       fingerprint: tavernFingerprint(scene, schedule, settings),
       agents: scene.agents.length,
       linesPerAgent: Math.max(0, ...scene.agents.map((agent) => agent.lines.length)),
+      arrivals: settings.arrivals ?? 'poisson',
       meanGapMs: settings.meanGapMs,
       seed: settings.seed,
       loreTokens: scene.loreTokens,
@@ -233,5 +248,8 @@ export async function runTavernBenchmark(options: TavernRunOptions): Promise<Tav
 
 /** First 16 hex digits of a SHA-256 over the scene, the schedule and the settings. */
 export function tavernFingerprint(scene: TavernScene, schedule: readonly ScheduledLine[], settings: TavernRunOptions['settings']): string {
-  return createHash('sha256').update(JSON.stringify({ scene, schedule, settings })).digest('hex').slice(0, 16);
+  // Poisson arrivals hash as before the setting existed, so older reports keep comparing.
+  const { arrivals = 'poisson', ...rest } = settings;
+  const hashed = arrivals === 'poisson' ? rest : { ...rest, arrivals };
+  return createHash('sha256').update(JSON.stringify({ scene, schedule, settings: hashed })).digest('hex').slice(0, 16);
 }

@@ -16,6 +16,15 @@ export interface ScheduledLine {
   atMs: number;
 }
 
+/**
+ * When a line is said. `poisson`: at its scheduled time, or as soon as the agent's previous turn ends when that is
+ * later (the player waits for the answer). `lockstep`: in rounds — every agent's next line at once, as soon as every
+ * agent has answered its previous one. Lockstep is the best packing a batching scheduler can get: every step holds
+ * every agent, and all the round's prompts go into one decode. It measures the headroom of the hardware, not a game.
+ */
+export type TavernArrivals = 'poisson' | 'lockstep';
+export const TAVERN_ARRIVALS: readonly TavernArrivals[] = ['poisson', 'lockstep'];
+
 export interface TavernScheduleOptions {
   agents: number;
   linesPerAgent: number;

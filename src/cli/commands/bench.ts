@@ -16,7 +16,7 @@ import { TAVERN_STRATEGY_NAMES, type TavernStrategyName } from '../../bench/tave
 import { renderTavernChart, renderTavernText } from '../../bench/tavern-report.js';
 import { runTavernBenchmark, type TavernStrategy } from '../../bench/tavern-runner.js';
 import { buildTavernScene, type TavernScene } from '../../bench/tavern-scene.js';
-import { tavernSchedule } from '../../bench/tavern-schedule.js';
+import { TAVERN_ARRIVALS, tavernSchedule } from '../../bench/tavern-schedule.js';
 import { TavernAgentStrategy } from '../../bench/tavern-agent-strategy.js';
 import { KV_LAYOUTS } from '../../engine/types.js';
 import { TavernNodeLlamaCppStrategy } from '../../bench/tavern-node-llama-cpp-strategy.js';
@@ -45,7 +45,7 @@ const baselineList = z
   });
 
 /** Flags that only the tavern workload reads, and flags it does not read. */
-const TAVERN_ONLY_FLAGS = ['agents', 'lines', 'strategies', 'mean-gap-ms', 'seed', 'max-tokens', 'context', 'gpu-layers', 'kv-layout'] as const;
+const TAVERN_ONLY_FLAGS = ['agents', 'lines', 'strategies', 'mean-gap-ms', 'seed', 'max-tokens', 'context', 'gpu-layers', 'kv-layout', 'arrivals'] as const;
 const CONVERSATION_ONLY_FLAGS = ['turns', 'baselines', 'order', 'floor-samples', 'summary-only', 'profile', 'contexts'] as const;
 
 /** Refuses flags the chosen workload would silently ignore (checked on the flags as given, before defaults). */
@@ -106,6 +106,7 @@ const benchSchema = z.preprocess(
       context: z.coerce.number().int().min(256).max(1_048_576).default(2048),
       'gpu-layers': z.coerce.number().int().min(0).optional(),
       'kv-layout': z.enum(KV_LAYOUTS).default('unified'),
+      arrivals: z.enum(TAVERN_ARRIVALS).default('poisson'),
     })
     .strict(),
 );
@@ -171,6 +172,10 @@ with the reason (exit code 1) while the others still run.
   --context <n>      KV tokens per agent (default 2048)
   --gpu-layers <n>   layers to offload (default: the engine's, every layer on a GPU build)
   --kv-layout <l>    KV layout of the batched strategies' shared context: unified (default) or perSequence
+  --arrivals <a>     poisson (default: the seeded schedule above) or lockstep: rounds in which every agent's
+                     next line comes at once, as soon as every agent has answered. Lockstep is the best
+                     packing any batching scheduler can get (full steps, one decode for a round's prompts),
+                     so batched ÷ fifo under lockstep is the most this machine allows; --mean-gap-ms is unused
 
 The llama-bench floor column needs llama-bench: build it with
   LLAMA_DIALOG_BUILD_BENCH=1 node scripts/build-native.mjs llama-bench
@@ -197,6 +202,7 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
     context: { type: 'string' },
     'gpu-layers': { type: 'string' },
     'kv-layout': { type: 'string' },
+    arrivals: { type: 'string' },
   },
   subcommands: [benchCompareCommand],
   schema: benchSchema,
@@ -286,6 +292,7 @@ async function runTavern(options: BenchOptions, io: CliIo): Promise<ExitCodeValu
     contextSize: options.context,
     maxTokens: options['max-tokens'],
     threads: options.threads,
+    arrivals: options.arrivals,
   };
   const schedule = tavernSchedule({ agents: options.agents, linesPerAgent: options.lines, meanGapMs: settings.meanGapMs, seed: settings.seed });
   const addon = loadNativeAddon();
@@ -303,7 +310,8 @@ async function runTavern(options: BenchOptions, io: CliIo): Promise<ExitCodeValu
     name === 'node-llama-cpp' ? new TavernNodeLlamaCppStrategy({ ...common, gpu: machine.backend !== 'cpu' }) : new TavernAgentStrategy({ ...common, name, kvLayout: options['kv-layout'] }),
   );
   log(
-    `[bench] tavern: ${scene.agents.length} agents × ${options.lines} lines, lore ${scene.loreTokens} tokens, mean gap ${settings.meanGapMs} ms, ` +
+    `[bench] tavern: ${scene.agents.length} agents × ${options.lines} lines, lore ${scene.loreTokens} tokens, ` +
+      `${settings.arrivals === 'lockstep' ? 'lockstep rounds' : `mean gap ${settings.meanGapMs} ms`}, ` +
       `model ${modelPath}, ${settings.threads} threads, strategies: ${names.join(', ')}`,
   );
   const report = await runTavernBenchmark({

@@ -59,6 +59,8 @@ describe('llama-dialog bench --workload tavern flags', () => {
     const options = parse(['--workload', 'tavern']);
     expect(options).toMatchObject({ workload: 'tavern', agents: 8, lines: 6, 'max-tokens': 32, 'mean-gap-ms': 150, seed: 1, context: 2048 });
     expect(options.strategies).toBeUndefined();
+    expect(options.arrivals).toBe('poisson');
+    expect(parse(['--workload', 'tavern', '--arrivals', 'lockstep']).arrivals).toBe('lockstep');
   });
 
   it('reads the tavern settings and a strategy list', () => {
@@ -74,6 +76,8 @@ describe('llama-dialog bench --workload tavern flags', () => {
       [['--workload', 'tavern', '--baselines', 'naive'], '--baselines'],
       [['--agents', '4'], '--agents'],
       [['--workload', 'long', '--strategies', 'fifo'], '--strategies'],
+      [['--workload', 'tavern', '--arrivals', 'burst'], '--arrivals'],
+      [['--arrivals', 'lockstep'], '--arrivals'],
     ] as const) {
       const error = parseError([...args]);
       expect(isLlamaDialogError(error, 'InvalidArgument')).toBe(true);

@@ -100,6 +100,7 @@ describe('tavern text and chart', () => {
       fingerprint: '0123456789abcdef',
       agents: 2,
       linesPerAgent: 3,
+      arrivals: 'poisson',
       meanGapMs: 500,
       seed: 1,
       loreTokens: 612,
@@ -121,6 +122,13 @@ describe('tavern text and chart', () => {
     const fifoRow = text.split('\n').find((row) => row.startsWith('fifo'));
     expect(fifoRow?.split(/\s+/)).toEqual(['fifo', '5', '30', '88', '150', '240', '0.65', '20', '30.8', '500', '1.0', '0.5', '1024.0']);
     expect(text).toContain('FAILED batched: no batched engine');
+  });
+
+  it('says how lines arrived: the Poisson gap, or lockstep rounds', () => {
+    expect(renderTavernText(report)).toContain('Poisson arrivals every 500 ms on average');
+    const lockstep = renderTavernText({ ...report, workload: { ...report.workload, arrivals: 'lockstep' } });
+    expect(lockstep).toContain('lockstep rounds');
+    expect(lockstep).not.toContain('Poisson');
   });
 
   it('charts ttft and turn time against arrival time, one series per finished strategy', () => {

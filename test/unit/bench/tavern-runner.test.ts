@@ -2,7 +2,13 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { LlamaDialogError } from '../../../src/errors.js';
 import type { TavernLineRecord, TavernStrategyName } from '../../../src/bench/tavern-result.js';
-import { playTavernScene, runTavernBenchmark, type TavernLineOutcome, type TavernStrategy } from '../../../src/bench/tavern-runner.js';
+import {
+  playTavernScene,
+  runTavernBenchmark,
+  tavernFingerprint,
+  type TavernLineOutcome,
+  type TavernStrategy,
+} from '../../../src/bench/tavern-runner.js';
 import { buildTavernScene, type TavernScene } from '../../../src/bench/tavern-scene.js';
 import { tavernSchedule } from '../../../src/bench/tavern-schedule.js';
 import { FakeTokenizer } from '../prompt/fake-tokenizer.js';
@@ -109,6 +115,40 @@ describe('playTavernScene', () => {
     };
     await playTavernScene(strategy, theScene, tavernSchedule({ agents: 3, linesPerAgent: 2, meanGapMs: 1, seed: 9 }));
     expect(said).toEqual(theScene.agents.map((agent) => agent.lines));
+  });
+});
+
+describe('playTavernScene with lockstep arrivals', () => {
+  it('says every agent\u2019s next line at once, only after every agent answered the previous one', async () => {
+    const strategy = new FakeTavernStrategy();
+    const theScene = scene(4, 3);
+    // A schedule far in the future: lockstep ignores its times and keeps only who gets which line.
+    const schedule = tavernSchedule({ agents: 4, linesPerAgent: 3, meanGapMs: 60_000, seed: 3 });
+    const play = await playTavernScene(strategy, theScene, schedule, { arrivals: 'lockstep', rss: () => 1 });
+    expect(play.lines).toHaveLength(12);
+    checkPerAgentOrder(play.lines);
+    expect(strategy.maxConcurrent).toBe(4);
+    for (let round = 0; round < 3; round++) {
+      const lines = play.lines.filter((line) => line.lineOfAgent === round);
+      expect(lines.map((line) => line.agent).sort()).toEqual([0, 1, 2, 3]);
+      // one round start for all four, recorded as the time the player meant to speak
+      expect(new Set(lines.map((line) => line.scheduledMs)).size).toBe(1);
+      if (round === 0) continue;
+      const previousEnd = Math.max(
+        ...play.lines.filter((line) => line.lineOfAgent === round - 1).map((line) => line.arrivalMs + line.turnMs),
+      );
+      for (const line of lines) expect(line.arrivalMs).toBeGreaterThanOrEqual(previousEnd);
+    }
+    expect(Math.max(...play.lines.map((line) => line.arrivalMs))).toBeLessThan(60_000);
+  });
+
+  it('fingerprints lockstep apart from poisson, and poisson as before the setting existed', () => {
+    const theScene = scene(2, 2);
+    const schedule = tavernSchedule({ agents: 2, linesPerAgent: 2, meanGapMs: 1, seed: 1 });
+    const settings = { meanGapMs: 1, seed: 1, contextSize: 512, maxTokens: 4, threads: 1 };
+    const before = tavernFingerprint(theScene, schedule, settings);
+    expect(tavernFingerprint(theScene, schedule, { ...settings, arrivals: 'poisson' })).toBe(before);
+    expect(tavernFingerprint(theScene, schedule, { ...settings, arrivals: 'lockstep' })).not.toBe(before);
   });
 });
 
