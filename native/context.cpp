@@ -91,9 +91,12 @@ Napi::Value GenerateResult(Napi::Env env, const RequestOutcome& o, bool profile)
     for (size_t i = 0; i < o.profile.size(); ++i) {
       const StepProfile& p = o.profile[i];
       Napi::Object step = Napi::Object::New(env);
+      step.Set("step", static_cast<double>(p.step));
+      step.Set("startedAt", p.startedAt);
       step.Set("decodeMs", p.decodeMs);
       step.Set("batchTokens", p.batchTokens);
       step.Set("sequences", p.sequences);
+      step.Set("generating", p.generating);
       step.Set("cellsUsed", p.cellsUsed);
       step.Set("nKv", p.nKv);
       step.Set("sampleMs", p.sampleMs);

@@ -320,7 +320,7 @@ void Engine::Gather(std::vector<Participant>& participants) {
   // 2. the next token of every generating sequence (all fit: n_batch >= n_seq_max)
   for (const auto& sequence : running_) {
     if (!sequence->generating() || used >= capacity) continue;
-    participants.push_back(Participant{sequence, 1, -1});
+    participants.push_back(Participant{sequence, 1, -1, true});
     ++used;
   }
   // 3. prompt chunks: an even share of the room each, then the leftovers, from a rotating start
@@ -343,7 +343,7 @@ void Engine::Gather(std::vector<Participant>& participants) {
     used += more;
   }
   for (size_t k = 0; k < prompting.size(); ++k) {
-    if (grant[k] > 0) participants.push_back(Participant{prompting[k], grant[k], -1});
+    if (grant[k] > 0) participants.push_back(Participant{prompting[k], grant[k], -1, false});
   }
 }
 
@@ -374,6 +374,8 @@ void Engine::Decode(std::vector<Participant>& participants) {
   int32_t reusedBefore = profiling ? llama_perf_context(context_).n_reused : 0;
 
   decoding_ = &participants;
+  const uint64_t stepNumber = ++stepsDecoded_;
+  const double startedAt = profiling ? MonotonicMs() : 0;
   const auto start = Clock::now();
   int32_t rc = 0;
   try {
@@ -388,9 +390,13 @@ void Engine::Decode(std::vector<Participant>& participants) {
     StepProfile step;
     if (profiling) {
       RefreshCellsUsed();
+      step.step = stepNumber;
+      step.startedAt = startedAt;
       step.decodeMs = decodeMs;
       step.batchTokens = static_cast<uint32_t>(batch_.n_tokens);
       step.sequences = static_cast<uint32_t>(participants.size());
+      step.generating = static_cast<uint32_t>(
+          std::count_if(participants.begin(), participants.end(), [](const Participant& p) { return p.generating; }));
       step.cellsUsed = cellsUsed_.load();
       step.nKv = EstimateStepNKv(participants);
       step.graphReused = static_cast<uint32_t>(std::max(0, llama_perf_context(context_).n_reused - reusedBefore));

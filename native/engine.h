@@ -105,6 +105,7 @@ class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
     std::shared_ptr<Sequence> sequence;
     size_t count = 0;
     int32_t logitsIndex = -1;
+    bool generating = false;  // its one token is the one it sampled last step (else: a prompt chunk)
   };
 
   void Gather(std::vector<Participant>& participants);
@@ -134,6 +135,7 @@ class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
   std::vector<std::shared_ptr<Sequence>> running_;  // sequences with a request (compute thread)
   std::vector<Participant>* decoding_ = nullptr;     // this step's participants, for the abort callback
   size_t promptCursor_ = 0;
+  uint64_t stepsDecoded_ = 0;  // numbers the step profile's steps (compute thread)
   std::atomic<uint32_t> cellsUsed_{0};
   std::atomic<bool> retired_{false};
 };

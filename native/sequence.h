@@ -47,9 +47,15 @@ enum class StopReason { kEog, kStopString, kMaxTokens, kAborted };
 
 /** Decode-loop figures of one engine step, as seen by one participant (SPEC: native instrumentation). */
 struct StepProfile {
+  /** The engine's step number, the same for every participant of one llama_decode (counts from 1 per engine). */
+  uint64_t step = 0;
+  /** MonotonicMs() when the llama_decode began (the clock of RequestOutcome::startedAt). */
+  double startedAt = 0;
   double decodeMs = 0;
   uint32_t batchTokens = 0;
   uint32_t sequences = 0;
+  /** Sequences whose token in the batch was the one they sampled (the rest brought prompt chunks). */
+  uint32_t generating = 0;
   /** Sum over the engine's live sequences of pos_max - pos_min + 1, after the decode. */
   uint32_t cellsUsed = 0;
   /** The KV length llama.cpp attends over (llama_kv_cache::get_n_kv: used cells padded to 256, capped). */

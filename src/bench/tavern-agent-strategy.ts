@@ -46,6 +46,8 @@ export interface TavernAgentStrategyOptions {
   batchSize?: number;
   /** KV layout of the shared context (batched strategies; default unified). */
   kvLayout?: KvLayout;
+  /** Record every engine step of every generation (returned with each line's outcome as `decodeSteps`). */
+  profile?: boolean;
 }
 
 /**
@@ -99,7 +101,7 @@ export class TavernAgentStrategy implements TavernStrategy {
             `${policy === undefined ? 'no known policy' : `'${String(policy)}'`}); the strategy needs the batched engine (SPEC §2.4)`,
         );
       }
-      this.session = new Session({ registry }).create({ gameName: `llama-dialog bench tavern (${this.name})` });
+      this.session = new Session({ registry, profileDecode: this.options.profile === true }).create({ gameName: `llama-dialog bench tavern (${this.name})` });
       for (const agent of scene.agents) {
         this.agents.push(
           await this.session.createAgent({
@@ -134,6 +136,7 @@ export class TavernAgentStrategy implements TavernStrategy {
       generatedTokens: complete.tokensGenerated,
       evaluatedTokens: nodes.reduce((total, node) => total + node.evaluatedTokens, 0),
       reusedTokens: nodes.reduce((total, node) => total + node.reusedTokens, 0),
+      ...(this.options.profile ? { decodeSteps: nodes.flatMap((node) => node.decodeSteps ?? []) } : {}),
     };
   }
 

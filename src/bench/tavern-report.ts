@@ -2,6 +2,7 @@ import { basename } from 'node:path';
 import { percentile, ratio, sum } from './statistics.js';
 import { renderLineChartSvg, type ChartSeries } from './svg-line-chart.js';
 import { renderTable } from './text-table.js';
+import { renderEngineSteps } from './tavern-engine-steps.js';
 import type {
   TavernLineRecord,
   TavernRatio,
@@ -171,6 +172,11 @@ export function renderTavernText(report: TavernReport): string {
       ),
     );
   }
+  out.push(
+    ...renderEngineSteps(
+      report.strategies.flatMap((result) => (result.engineSteps ? [{ strategy: result.strategy, engine: result.engineSteps }] : [])),
+    ),
+  );
   const failures = report.strategies.filter((result) => result.status === 'failed');
   if (failures.length > 0) out.push('', ...failures.map((result) => `FAILED ${result.strategy}: ${result.error ?? 'unknown error'}`));
   const notes = [...report.notes, ...report.strategies.flatMap((result) => result.notes)];

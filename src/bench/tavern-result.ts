@@ -5,6 +5,7 @@
  */
 
 import type { TavernArrivals } from './tavern-schedule.js';
+import type { TavernEngineSteps } from './tavern-engine-steps.js';
 
 /** The strategies of the tavern workload. */
 export const TAVERN_STRATEGY_NAMES = ['fifo', 'batched', 'batched-no-spawn', 'node-llama-cpp'] as const;
@@ -70,6 +71,8 @@ export interface TavernStrategyResult {
   error: string | null;
   lines: TavernLineRecord[];
   summary: TavernSummary | null;
+  /** What the engine did, with `--profile` on a strategy of this package; null (or absent in older reports) otherwise. */
+  engineSteps?: TavernEngineSteps | null;
   notes: string[];
 }
 

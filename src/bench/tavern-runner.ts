@@ -15,6 +15,8 @@ import { summarizeTavernLines, tavernRatios } from './tavern-report.js';
 import type { TavernScene } from './tavern-scene.js';
 import type { ScheduledLine, TavernArrivals } from './tavern-schedule.js';
 import type { KvBytes } from './kv-meter.js';
+import { summarizeEngineSteps } from './tavern-engine-steps.js';
+import type { GenerateStepProfile } from '../engine/types.js';
 
 /** What one answered line cost, as the strategy's engine reports it. */
 export interface TavernLineOutcome {
@@ -22,6 +24,8 @@ export interface TavernLineOutcome {
   evaluatedTokens: number;
   /** null when the strategy cannot tell. */
   reusedTokens: number | null;
+  /** The engine steps of this line's generations, when the strategy was asked to profile them. */
+  decodeSteps?: GenerateStepProfile[];
 }
 
 /**
@@ -52,6 +56,8 @@ export interface TavernScenePlay {
   peakKvBytesUsed: number | null;
   peakRssBytes: number;
   rssAtStartBytes: number;
+  /** Every engine step the lines' outcomes reported (a step shared by several lines appears once per line). */
+  decodeSteps: GenerateStepProfile[];
 }
 
 /** How often RSS is sampled between events (ms). */
@@ -89,6 +95,7 @@ export async function playTavernScene(
   }
   for (const lines of byAgent) lines.sort((a, b) => a.lineOfAgent - b.lineOfAgent);
   const records: TavernLineRecord[] = [];
+  const decodeSteps: GenerateStepProfile[] = [];
   const interval = setInterval(() => {
     peakRssBytes = Math.max(peakRssBytes, rss());
   }, RSS_SAMPLE_INTERVAL_MS);
@@ -110,6 +117,8 @@ export async function playTavernScene(
     });
     const completeMs = now();
     sample();
+    const { decodeSteps: steps, ...figures } = outcome;
+    if (steps) decodeSteps.push(...steps);
     const record: TavernLineRecord = {
       agent,
       lineOfAgent: line.lineOfAgent,
@@ -117,7 +126,7 @@ export async function playTavernScene(
       arrivalMs,
       ttftMs: firstTokenAt === null ? null : (firstTokenAt as number) - arrivalMs,
       turnMs: completeMs - arrivalMs,
-      ...outcome,
+      ...figures,
     };
     records.push(record);
     options.onLine?.(record);
@@ -145,7 +154,7 @@ export async function playTavernScene(
     clearInterval(interval);
   }
   records.sort((a, b) => a.arrivalMs - b.arrivalMs);
-  return { lines: records, peakKvBytes, peakKvBytesUsed, peakRssBytes, rssAtStartBytes };
+  return { lines: records, peakKvBytes, peakKvBytesUsed, peakRssBytes, rssAtStartBytes, decodeSteps };
 }
 
 export interface TavernRunOptions {
@@ -184,6 +193,7 @@ export async function runTavernBenchmark(options: TavernRunOptions): Promise<Tav
         arrivals: options.settings.arrivals ?? 'poisson',
       });
       strategy.verify?.(play.lines);
+      const summary = summarizeTavernLines(play);
       results.push({
         strategy: strategy.name,
         description: strategy.description,
@@ -191,7 +201,8 @@ export async function runTavernBenchmark(options: TavernRunOptions): Promise<Tav
         status: 'ok',
         error: null,
         lines: play.lines,
-        summary: summarizeTavernLines(play),
+        summary,
+        engineSteps: summarizeEngineSteps(play.decodeSteps, summary.wallMs),
         notes: [...strategy.notes],
       });
     } catch (error) {

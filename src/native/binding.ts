@@ -77,12 +77,21 @@ export interface NativeGenerateTimings {
 
 /** One engine step as one generation saw it (native/sequence.h StepProfile). */
 export interface NativeStepProfile {
+  /**
+   * The engine's step number (from 1, per context): every sequence that took part in one llama_decode reports the
+   * same number, so the steps of several generations on one shared context can be told apart and counted once.
+   */
+  step: number;
+  /** steady_clock ms (the clock of the timings' startedAt / endedAt) when the llama_decode began. */
+  startedAt: number;
   /** Wall ms of llama_decode. */
   decodeMs: number;
   /** Tokens in the batch (all sequences). */
   batchTokens: number;
   /** Sequences in the batch. */
   sequences: number;
+  /** Of them, those whose one token was the one they sampled last step; the others brought prompt tokens. */
+  generating: number;
   /** KV cells in use after the decode (sum over live sequences of pos_max − pos_min + 1). */
   cellsUsed: number;
   /**

@@ -315,6 +315,9 @@ describe.each(LAYOUTS)('shared context ($kvLayout KV): sequences batched into on
       const steps = profiled.profile!.steps;
       // prompt chunks (batch 64) + one step per generated token that was decoded
       expect(steps.length).toBe(Math.ceil(prompts[1]!.length / 64) + profiled.tokens.length);
+      // the prompt's chunks bring prompt tokens, every later step the token sampled last
+      const promptChunks = Math.ceil(prompts[1]!.length / 64);
+      expect(steps.map((step) => step.generating)).toEqual([...Array(promptChunks).fill(0), ...Array(steps.length - promptChunks).fill(1)]);
       for (const step of steps) {
         expect(step.batchTokens).toBeGreaterThanOrEqual(1);
         expect(step.sequences).toBe(1);
@@ -327,10 +330,42 @@ describe.each(LAYOUTS)('shared context ($kvLayout KV): sequences batched into on
       // llama.cpp counts reused graphs with no_perf = true as well: one-token steps of one shape reuse theirs.
       expect(steps.some((s) => s.graphReused > 0)).toBe(true);
       expect(profiled.timings.endedAt!).toBeGreaterThan(profiled.timings.startedAt!);
+      // steps are numbered and timed on the clock of the timings, in order, inside the request
+      for (let k = 1; k < steps.length; k++) {
+        expect(steps[k]!.step).toBeGreaterThan(steps[k - 1]!.step);
+        expect(steps[k]!.startedAt).toBeGreaterThanOrEqual(steps[k - 1]!.startedAt + steps[k - 1]!.decodeMs);
+      }
+      expect(steps[0]!.startedAt).toBeGreaterThanOrEqual(profiled.timings.startedAt!);
+      expect(steps.at(-1)!.startedAt).toBeLessThanOrEqual(profiled.timings.endedAt!);
       const plain = await sequence.generate({ prompt: prompts[1]!, maxTokens: 8, sampling: GREEDY });
       expect(plain.profile).toBeUndefined();
     } finally {
       await sequence.dispose();
+    }
+  });
+
+  it('profile: sequences decoded together report the same step number and start, so a step counts once', async () => {
+    const sequences = [shared.createSequence({ contextSize: 512 }), shared.createSequence({ contextSize: 512 })];
+    try {
+      const [a, b] = await Promise.all(
+        sequences.map((sequence, k) => sequence.generate({ prompt: prompts[k]!, maxTokens: 8, sampling: GREEDY, profile: true })),
+      );
+      const stepsOfB = new Map(b!.profile!.steps.map((step) => [step.step, step]));
+      const together = a!.profile!.steps.filter((step) => stepsOfB.has(step.step));
+      expect(together.length).toBeGreaterThan(0);
+      for (const step of together) {
+        const twin = stepsOfB.get(step.step)!;
+        expect(step.sequences).toBe(2);
+        expect(step.generating).toBeLessThanOrEqual(2);
+        // a step without prompt tokens: both sequences decoded the token they had sampled
+        if (step.batchTokens === 2) expect(step.generating).toBe(2);
+        expect(twin).toMatchObject({ sequences: 2, generating: step.generating, startedAt: step.startedAt, decodeMs: step.decodeMs, batchTokens: step.batchTokens });
+      }
+      // a step only one of them took part in has a number of its own
+      const alone = a!.profile!.steps.filter((step) => !stepsOfB.has(step.step));
+      for (const step of alone) expect(step.sequences).toBe(1);
+    } finally {
+      await Promise.all(sequences.map((sequence) => sequence.dispose()));
     }
   });
 

@@ -15,12 +15,15 @@ const settings = { meanGapMs: 50, seed: 5, contextSize: 1024, maxTokens: 4, thre
 let modelPath: string;
 let scene: TavernScene;
 
-async function run(names: ('fifo' | 'batched')[]): Promise<TavernReport> {
+async function run(names: ('fifo' | 'batched')[], options: { profile?: boolean; arrivals?: 'lockstep' } = {}): Promise<TavernReport> {
   return runTavernBenchmark({
     scene,
     schedule: tavernSchedule({ agents: 2, linesPerAgent: 2, meanGapMs: settings.meanGapMs, seed: settings.seed }),
-    strategies: names.map((name) => new TavernAgentStrategy({ name, modelPath, contextSize: settings.contextSize, maxTokens: 4, threads: TEST_THREADS })),
-    settings,
+    strategies: names.map(
+      (name) =>
+        new TavernAgentStrategy({ name, modelPath, contextSize: settings.contextSize, maxTokens: 4, threads: TEST_THREADS, profile: options.profile }),
+    ),
+    settings: options.arrivals ? { ...settings, arrivals: options.arrivals } : settings,
     machine: { backend: 'cpu', device: 'test', vramBytes: null, gpuLayers: null, cpu: 'test', cpuCount: 1, platform: 'test', node: process.version, llamaCpp: '' },
     model: { path: modelPath, architecture: 'llama', parameterCount: 0, fileSize: 0, synthetic: true },
     progress: null,
@@ -87,5 +90,33 @@ describe('tavern benchmark on the tiny model', () => {
       const fifo = (await run(['fifo'])).strategies[0]!;
       expect(batched.summary!.peakKvBytes).toBe(fifo.summary!.peakKvBytes);
     }
+  });
+
+  it('--profile counts every engine step once: under lockstep the two agents share steps, each one alone in fifo', async () => {
+    const report = await run(['fifo', 'batched'], { profile: true, arrivals: 'lockstep' });
+    const [fifo, batched] = report.strategies;
+    expect(fifo!.status, fifo!.error ?? '').toBe('ok');
+    const fifoSteps = fifo!.engineSteps!;
+    // one at a time, each agent in its own context: every step has one sequence
+    expect(fifoSteps.byWidth.map((width) => width.sequences)).toEqual([1]);
+    expect(fifoSteps.busyShare).toBeGreaterThan(0);
+    expect(fifoSteps.busyShare).toBeLessThanOrEqual(1);
+    // every generated token is decoded in a generation step of its own (a turn's last one too, unless it ended the
+    // reply: an end-of-generation token is not decoded)
+    const generated = fifo!.summary!.generatedTokens;
+    expect(fifoSteps.byWidth[0]!.generationSteps).toBeLessThanOrEqual(generated);
+    expect(fifoSteps.byWidth[0]!.generationSteps).toBeGreaterThanOrEqual(generated - fifo!.lines.length);
+    if (batched!.status === 'failed') return;
+    const engine = batched!.engineSteps!;
+    expect(engine.log).toHaveLength(engine.steps);
+    expect(new Set(engine.log.map((step) => step.step)).size).toBe(engine.steps);
+    // lockstep rounds start both agents together: some step decodes both sequences
+    expect(engine.byWidth[0]!.sequences).toBe(2);
+    expect(engine.meanGenerationWidth).toBeGreaterThan(1);
+    // each decoded token counted once, though both agents' generations reported the steps they shared
+    const generationTokens = engine.log.filter((step) => step.generating === step.sequences).reduce((total, step) => total + step.sequences, 0);
+    expect(generationTokens).toBeLessThanOrEqual(batched!.summary!.generatedTokens);
+    expect(generationTokens).toBeGreaterThanOrEqual(batched!.summary!.generatedTokens - batched!.lines.length);
+    expect(renderTavernText(report)).toContain('Engine steps of batched (--profile)');
   });
 });

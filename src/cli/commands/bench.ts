@@ -46,7 +46,7 @@ const baselineList = z
 
 /** Flags that only the tavern workload reads, and flags it does not read. */
 const TAVERN_ONLY_FLAGS = ['agents', 'lines', 'strategies', 'mean-gap-ms', 'seed', 'max-tokens', 'context', 'gpu-layers', 'kv-layout', 'arrivals'] as const;
-const CONVERSATION_ONLY_FLAGS = ['turns', 'baselines', 'order', 'floor-samples', 'summary-only', 'profile', 'contexts'] as const;
+const CONVERSATION_ONLY_FLAGS = ['turns', 'baselines', 'order', 'floor-samples', 'summary-only', 'contexts'] as const;
 
 /** Refuses flags the chosen workload would silently ignore (checked on the flags as given, before defaults). */
 function checkWorkloadFlags(raw: unknown, context: z.RefinementCtx): void {
@@ -176,6 +176,9 @@ with the reason (exit code 1) while the others still run.
                      next line comes at once, as soon as every agent has answered. Lockstep is the best
                      packing any batching scheduler can get (full steps, one decode for a round's prompts),
                      so batched ÷ fifo under lockstep is the most this machine allows; --mean-gap-ms is unused
+  --profile          record every engine step of this package's strategies (each llama_decode once: sequences and
+                     tokens in it, decode ms) and print, per strategy, how busy the engine was and its steps by
+                     width (generation-only and with prompt tokens); the JSON's engineSteps has every step
 
 The llama-bench floor column needs llama-bench: build it with
   LLAMA_DIALOG_BUILD_BENCH=1 node scripts/build-native.mjs llama-bench
@@ -305,9 +308,10 @@ async function runTavern(options: BenchOptions, io: CliIo): Promise<ExitCodeValu
     names = names.filter((name) => name !== 'node-llama-cpp');
     notes.push('node-llama-cpp strategy skipped: the node-llama-cpp package is not installed (npm install --no-save node-llama-cpp@3.21.1)');
   }
+  if (options.profile && names.includes('node-llama-cpp')) notes.push('--profile: node-llama-cpp reports no engine steps; the profile covers this package\u2019s strategies');
   const common = { modelPath, contextSize: settings.contextSize, maxTokens: settings.maxTokens, threads: settings.threads, ...(gpuLayers === undefined ? {} : { gpuLayers }) };
   const strategies: TavernStrategy[] = names.map((name) =>
-    name === 'node-llama-cpp' ? new TavernNodeLlamaCppStrategy({ ...common, gpu: machine.backend !== 'cpu' }) : new TavernAgentStrategy({ ...common, name, kvLayout: options['kv-layout'] }),
+    name === 'node-llama-cpp' ? new TavernNodeLlamaCppStrategy({ ...common, gpu: machine.backend !== 'cpu' }) : new TavernAgentStrategy({ ...common, name, kvLayout: options['kv-layout'], profile: options.profile }),
   );
   log(
     `[bench] tavern: ${scene.agents.length} agents × ${options.lines} lines, lore ${scene.loreTokens} tokens, ` +

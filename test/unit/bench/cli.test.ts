@@ -61,6 +61,7 @@ describe('llama-dialog bench --workload tavern flags', () => {
     expect(options.strategies).toBeUndefined();
     expect(options.arrivals).toBe('poisson');
     expect(parse(['--workload', 'tavern', '--arrivals', 'lockstep']).arrivals).toBe('lockstep');
+    expect(parse(['--workload', 'tavern', '--profile']).profile).toBe(true);
   });
 
   it('reads the tavern settings and a strategy list', () => {

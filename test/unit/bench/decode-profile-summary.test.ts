@@ -4,7 +4,7 @@ import { defaultTurnBlocks, renderDecodeProfileSummary, summarizeDecodeProfile }
 import type { GenerateStepProfile } from '../../../src/engine/types.js';
 
 function step(overrides: Partial<GenerateStepProfile>): GenerateStepProfile {
-  return { decodeMs: 10, batchTokens: 1, sequences: 1, cellsUsed: 300, nKv: 512, sampleMs: 0.1, graphReused: 1, ...overrides };
+  return { step: 1, startedAt: 0, decodeMs: 10, batchTokens: 1, sequences: 1, generating: 1, cellsUsed: 300, nKv: 512, sampleMs: 0.1, graphReused: 1, ...overrides };
 }
 
 function turn(index: number, promptTokens: number, steps: GenerateStepProfile[], trims = 0): TurnMetrics {
