@@ -15,12 +15,12 @@ namespace {
 // A saved state handed to JS without a second copy: the ArrayBuffer owns the vector's memory. A fresh JS buffer
 // would cost a zero-fill, a page fault per 4 KiB and a memcpy of tens of megabytes. Runtimes that refuse external
 // buffers (napi_no_external_buffers_allowed) get the copy.
-Napi::Value StateBytesToJs(Napi::Env env, std::vector<uint8_t>&& bytes) {
+Napi::Value StateBytesToJs(Napi::Env env, StateBytes&& bytes) {
   if (!bytes.empty()) {
-    auto* owned = new std::vector<uint8_t>(std::move(bytes));
+    auto* owned = new StateBytes(std::move(bytes));
     try {
       Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(
-          env, owned->data(), owned->size(), [](Napi::Env, void*, std::vector<uint8_t>* data) { delete data; }, owned);
+          env, owned->data(), owned->size(), [](Napi::Env, void*, StateBytes* data) { delete data; }, owned);
       return Napi::Uint8Array::New(env, owned->size(), buffer, 0);
     } catch (const Napi::Error&) {
       bytes = std::move(*owned);
@@ -383,7 +383,7 @@ Napi::Value ContextHandle::SaveState(const Napi::CallbackInfo& info) {
     return Queue(env, "saveState", Napi::Function(),
                  [engine = engine_, sequence = sequence_, maxBytes](const std::shared_ptr<Operation>& operation) {
                    engine->EnsureContext();
-                   auto bytes = std::make_shared<std::vector<uint8_t>>(sequence->SaveState(maxBytes));
+                   auto bytes = std::make_shared<StateBytes>(sequence->SaveState(maxBytes));
                    operation->Resolve([bytes](Napi::Env env) -> Napi::Value { return StateBytesToJs(env, std::move(*bytes)); });
                  });
   });

@@ -86,7 +86,7 @@ Napi::Value WriteState(const Napi::CallbackInfo& info) {
     std::vector<uint8_t> payload = BytesArg(info[2], "payload");
     std::vector<uint8_t> bytes(StateHeaderSize());
     bytes.insert(bytes.end(), payload.begin(), payload.end());
-    WriteStateHeader(bytes, source, tokens);
+    WriteStateHeader(bytes.data(), bytes.size(), source, tokens);
     Napi::Uint8Array array = Napi::Uint8Array::New(env, bytes.size());
     std::memcpy(array.Data(), bytes.data(), bytes.size());
     return array;

@@ -273,7 +273,7 @@ std::string Sequence::TokenPiece(llama_token token) const {
   return piece;
 }
 
-std::vector<uint8_t> Sequence::SaveState(uint64_t maxBytes) {
+StateBytes Sequence::SaveState(uint64_t maxBytes) {
   llama_context* context = engine_.context();
   const size_t headerSize = StateHeaderSize();
   const size_t payloadSize = llama_state_seq_get_size(context, id_);
@@ -285,7 +285,7 @@ std::vector<uint8_t> Sequence::SaveState(uint64_t maxBytes) {
                           std::to_string(headerSize + payloadSize) + " bytes, more than one ArrayBuffer may hold here (" +
                           std::to_string(maxBytes) + " bytes); keep fewer tokens in the context before saving");
   }
-  std::vector<uint8_t> bytes(headerSize + payloadSize);
+  StateBytes bytes(headerSize + payloadSize);
   const size_t written = llama_state_seq_get_data(context, bytes.data() + headerSize, payloadSize, id_);
   if (written == 0 && payloadSize != 0) throw DialogError(ErrorCode::InferenceFailed, "llama.cpp could not serialise the KV state");
   bytes.resize(headerSize + written);
@@ -293,7 +293,7 @@ std::vector<uint8_t> Sequence::SaveState(uint64_t maxBytes) {
   source.modelFingerprint = engine_.model().fingerprint();
   source.contextSize = contextSize_;
   source.kvType = engine_.settings().kvType;
-  WriteStateHeader(bytes, source, mirror_);
+  WriteStateHeader(bytes.data(), bytes.size(), source, mirror_);
   return bytes;
 }
 

@@ -17,6 +17,7 @@
 
 #include "llama.h"
 #include "sampler.h"
+#include "state_bytes.h"
 #include "text_stream.h"
 
 namespace llama_dialog {
@@ -145,7 +146,7 @@ class Sequence {
   void TrimTo(size_t keep);
   /** The engine's llama_context was freed or recreated: the cache holds nothing of this sequence. */
   void ForgetCells() { mirror_.clear(); }
-  std::vector<uint8_t> SaveState(uint64_t maxBytes);
+  StateBytes SaveState(uint64_t maxBytes);
   void LoadState(const std::vector<uint8_t>& bytes, const std::vector<llama_token>& tokens);
   /**
    * Holds exactly the first `length` tokens of `source` (same engine): shared cells in a unified cache

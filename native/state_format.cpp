@@ -10,7 +10,8 @@ namespace {
 
 constexpr char kStateMagic[4] = {'L', 'D', 'K', 'V'};
 // 2: payloadHash added (a corrupted payload is refused instead of loading silently wrong).
-constexpr uint32_t kStateVersion = 2;
+// 3: payloadHash computed over four lanes (faster); a version-2 state is refused as another version.
+constexpr uint32_t kStateVersion = 3;
 
 struct StateHeader {
   char magic[4];
@@ -41,31 +42,41 @@ uint64_t HashTokens(const std::vector<llama_token>& tokens) {
   return hash;
 }
 
-// Eight bytes per step so that hashing a large KV state costs far less than restoring it. Detects
-// corruption (bit flips, truncation, edits), not tampering.
+// Four independent lanes of eight bytes, so that the multiplications overlap instead of waiting on each other:
+// hashing a 33 MiB state then costs a few ms, far less than restoring it (one lane took ~8 ms). Detects corruption
+// (bit flips, truncation, edits, swapped blocks), not tampering.
 uint64_t HashPayload(const uint8_t* data, size_t size) {
-  uint64_t hash = 0x9E3779B97F4A7C15ull ^ size;
-  auto mix = [&hash](uint64_t word) {
-    hash ^= word;
-    hash *= 0xFF51AFD7ED558CCDull;
-    hash ^= hash >> 32;
+  constexpr uint64_t kMultiplier = 0xFF51AFD7ED558CCDull;
+  uint64_t lanes[4] = {0x9E3779B97F4A7C15ull ^ size, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull, 0x27D4EB2F165667C5ull};
+  auto mix = [](uint64_t& lane, uint64_t word) {
+    lane ^= word;
+    lane *= kMultiplier;
+    lane ^= lane >> 32;
   };
   size_t i = 0;
+  for (; i + 32 <= size; i += 32) {
+    uint64_t words[4];
+    std::memcpy(words, data + i, 32);
+    for (int k = 0; k < 4; ++k) mix(lanes[k], words[k]);
+  }
+  uint64_t hash = lanes[0];
+  // Lanes combine in order (rotated, mixed): the same words in other lanes give another hash.
+  for (int k = 1; k < 4; ++k) mix(hash, (lanes[k] << (k * 16)) | (lanes[k] >> (64 - k * 16)));
   for (; i + 8 <= size; i += 8) {
     uint64_t word;
     std::memcpy(&word, data + i, 8);
-    mix(word);
+    mix(hash, word);
   }
   uint64_t tail = 0;
   if (i < size) std::memcpy(&tail, data + i, size - i);
-  mix(tail);
+  mix(hash, tail);
   hash ^= hash >> 29;
   hash *= 0xC4CEB9FE1A85EC53ull;
   hash ^= hash >> 32;
   return hash;
 }
 
-void WriteStateHeader(std::vector<uint8_t>& bytes, const StateTarget& source, const std::vector<llama_token>& tokens) {
+void WriteStateHeader(uint8_t* bytes, size_t size, const StateTarget& source, const std::vector<llama_token>& tokens) {
   StateHeader header{};
   std::memcpy(header.magic, kStateMagic, sizeof kStateMagic);
   header.version = kStateVersion;
@@ -74,9 +85,9 @@ void WriteStateHeader(std::vector<uint8_t>& bytes, const StateTarget& source, co
   header.kvType = static_cast<uint32_t>(source.kvType);
   header.tokenCount = static_cast<uint32_t>(tokens.size());
   header.tokensHash = HashTokens(tokens);
-  header.payloadSize = bytes.size() - sizeof header;
-  header.payloadHash = HashPayload(bytes.data() + sizeof header, bytes.size() - sizeof header);
-  std::memcpy(bytes.data(), &header, sizeof header);
+  header.payloadSize = size - sizeof header;
+  header.payloadHash = HashPayload(bytes + sizeof header, size - sizeof header);
+  std::memcpy(bytes, &header, sizeof header);
 }
 
 size_t CheckState(const std::vector<uint8_t>& bytes, const StateTarget& target, const std::vector<llama_token>& tokens) {

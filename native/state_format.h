@@ -24,8 +24,8 @@ struct StateTarget {
 /** Bytes of the header in front of the payload. */
 size_t StateHeaderSize();
 
-/** Writes the header into bytes[0, StateHeaderSize()); the payload must already follow it. */
-void WriteStateHeader(std::vector<uint8_t>& bytes, const StateTarget& source, const std::vector<llama_token>& tokens);
+/** Writes the header into bytes[0, StateHeaderSize()) of a `size`-byte state; the payload must already follow it. */
+void WriteStateHeader(uint8_t* bytes, size_t size, const StateTarget& source, const std::vector<llama_token>& tokens);
 
 /**
  * Throws DialogError(StateMismatch) saying why `bytes` cannot be loaded into `target` with `tokens`

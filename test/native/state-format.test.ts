@@ -46,6 +46,28 @@ describe('state format (native/state_format.cpp)', () => {
       bytes[format().headerSize + 50]! ^= 0x04;
       return format().check(bytes, target, tokens);
     }, /corrupted \(its checksum/],
+    // the checksum runs over four lanes of 8-byte words: words moved between lanes, or within one, must not go unseen
+    ['two payload words swapped between lanes', () => {
+      const bytes = format().write(target, tokens, payload);
+      const at = format().headerSize;
+      const first = bytes.slice(at, at + 8);
+      bytes.copyWithin(at, at + 8, at + 16);
+      bytes.set(first, at + 8);
+      return format().check(bytes, target, tokens);
+    }, /corrupted \(its checksum/],
+    ['two payload blocks of 32 bytes swapped', () => {
+      const bytes = format().write(target, tokens, payload);
+      const at = format().headerSize;
+      const first = bytes.slice(at, at + 32);
+      bytes.copyWithin(at, at + 32, at + 64);
+      bytes.set(first, at + 32);
+      return format().check(bytes, target, tokens);
+    }, /corrupted \(its checksum/],
+    ['a flipped bit in the tail after the last 32-byte block', () => {
+      const bytes = format().write(target, tokens, payload);
+      bytes[bytes.length - 1]! ^= 0x80;
+      return format().check(bytes, target, tokens);
+    }, /corrupted \(its checksum/],
     ['another KV type', () => format().check(format().write(target, tokens, payload), { ...target, kvType: GGML_Q8_0 }, tokens), /saved with a f16 KV cache but this context uses q8_0/],
     ['more tokens than the target holds', () => format().check(format().write(target, tokens, payload), { ...target, contextSize: 4 }, tokens), /holds 5 tokens but this context holds only 4/],
     ['other tokens', () => format().check(format().write(target, tokens, payload), target, Int32Array.from([1, 2, 3, 4, 6])), /do not match the state/],
