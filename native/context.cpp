@@ -397,7 +397,7 @@ Napi::Value ContextHandle::LoadState(const Napi::CallbackInfo& info) {
       throw DialogError(ErrorCode::InvalidArgument, "bytes must be a Uint8Array");
     }
     Napi::Uint8Array array = info[0].As<Napi::Uint8Array>();
-    std::shared_ptr<const std::vector<uint8_t>> bytes = engine_->model().stateStaging().Stage(array.Data(), array.ByteLength());
+    std::shared_ptr<const StateBytes> bytes = engine_->model().stateStaging().Stage(array.Data(), array.ByteLength());
     auto tokens = std::make_shared<std::vector<llama_token>>(TokensArg(info[1], "tokens"));
     CheckTokenIds(*tokens, engine_->model().vocabSize(), "tokens");
     return Queue(env, "loadState", Napi::Function(),

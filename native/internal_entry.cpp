@@ -100,7 +100,7 @@ Napi::Value CheckStateRun(const Napi::CallbackInfo& info) {
     std::vector<uint8_t> bytes = BytesArg(info[0], "bytes");
     StateTarget target = TargetArg(info[1]);
     std::vector<llama_token> tokens = TokensArg(info[2], "tokens");
-    return Napi::Number::New(env, static_cast<double>(CheckState(bytes, target, tokens)));
+    return Napi::Number::New(env, static_cast<double>(CheckState(bytes.data(), bytes.size(), target, tokens)));
   });
 }
 

@@ -297,12 +297,12 @@ StateBytes Sequence::SaveState(uint64_t maxBytes) {
   return bytes;
 }
 
-void Sequence::LoadState(const std::vector<uint8_t>& bytes, const std::vector<llama_token>& tokens) {
+void Sequence::LoadState(const StateBytes& bytes, const std::vector<llama_token>& tokens) {
   StateTarget target;
   target.modelFingerprint = engine_.model().fingerprint();
   target.contextSize = contextSize_;
   target.kvType = engine_.settings().kvType;
-  const size_t payloadSize = CheckState(bytes, target, tokens);
+  const size_t payloadSize = CheckState(bytes.data(), bytes.size(), target, tokens);
   const size_t headerSize = StateHeaderSize();
   TrimTo(0);
   llama_context* context = engine_.context();

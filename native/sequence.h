@@ -147,7 +147,7 @@ class Sequence {
   /** The engine's llama_context was freed or recreated: the cache holds nothing of this sequence. */
   void ForgetCells() { mirror_.clear(); }
   StateBytes SaveState(uint64_t maxBytes);
-  void LoadState(const std::vector<uint8_t>& bytes, const std::vector<llama_token>& tokens);
+  void LoadState(const StateBytes& bytes, const std::vector<llama_token>& tokens);
   /**
    * Holds exactly the first `length` tokens of `source` (same engine): shared cells in a unified cache
    * (llama_memory_seq_cp), copied bytes between per-sequence streams.

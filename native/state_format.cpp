@@ -90,22 +90,22 @@ void WriteStateHeader(uint8_t* bytes, size_t size, const StateTarget& source, co
   std::memcpy(bytes, &header, sizeof header);
 }
 
-size_t CheckState(const std::vector<uint8_t>& bytes, const StateTarget& target, const std::vector<llama_token>& tokens) {
+size_t CheckState(const uint8_t* bytes, size_t size, const StateTarget& target, const std::vector<llama_token>& tokens) {
   StateHeader header{};
-  if (bytes.size() < sizeof header) {
-    throw DialogError(ErrorCode::StateMismatch, "not a saved context state (only " + std::to_string(bytes.size()) + " bytes)");
+  if (size < sizeof header) {
+    throw DialogError(ErrorCode::StateMismatch, "not a saved context state (only " + std::to_string(size) + " bytes)");
   }
-  std::memcpy(&header, bytes.data(), sizeof header);
+  std::memcpy(&header, bytes, sizeof header);
   if (std::memcmp(header.magic, kStateMagic, sizeof kStateMagic) != 0 || header.version != kStateVersion) {
     throw DialogError(ErrorCode::StateMismatch, "not a saved context state of this version of llama-dialog");
   }
-  if (header.payloadSize != bytes.size() - sizeof header) {
-    throw DialogError(ErrorCode::StateMismatch, "the saved state is truncated (" + std::to_string(bytes.size()) + " bytes)");
+  if (header.payloadSize != size - sizeof header) {
+    throw DialogError(ErrorCode::StateMismatch, "the saved state is truncated (" + std::to_string(size) + " bytes)");
   }
   if (header.modelFingerprint != target.modelFingerprint) {
     throw DialogError(ErrorCode::StateMismatch, "the state was saved from a different model");
   }
-  if (header.payloadHash != HashPayload(bytes.data() + sizeof header, header.payloadSize)) {
+  if (header.payloadHash != HashPayload(bytes + sizeof header, header.payloadSize)) {
     throw DialogError(ErrorCode::StateMismatch, "the saved state is corrupted (its checksum does not match)");
   }
   // The header is outside the checksum: a type id ggml does not know must not reach ggml_type_name,

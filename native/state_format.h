@@ -32,7 +32,7 @@ void WriteStateHeader(uint8_t* bytes, size_t size, const StateTarget& source, co
  * (not a state, other version, truncated, other model, corrupted, other KV type, too many tokens, other tokens).
  * Returns the payload size when every check passes.
  */
-size_t CheckState(const std::vector<uint8_t>& bytes, const StateTarget& target, const std::vector<llama_token>& tokens);
+size_t CheckState(const uint8_t* bytes, size_t size, const StateTarget& target, const std::vector<llama_token>& tokens);
 
 uint64_t HashTokens(const std::vector<llama_token>& tokens);
 uint64_t HashPayload(const uint8_t* data, size_t size);
