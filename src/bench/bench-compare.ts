@@ -29,7 +29,10 @@ type MetricUnit = 'ms' | 's' | 'count' | 'rate' | 'bytes' | 'ratio';
 interface MetricDefinition {
   label: string;
   unit: MetricUnit;
-  read: (summary: Record<string, unknown>) => number | null;
+  /** From the strategy's summary, or from the whole strategy entry (its engineSteps). */
+  read: (summary: Record<string, unknown>, strategy: Record<string, unknown>) => number | null;
+  /** Printed only when some file has it (engine steps exist only in `--profile` runs). */
+  optional?: boolean;
 }
 
 const field = (name: string) => (summary: Record<string, unknown>) => numberOrNull(summary[name]);
@@ -37,6 +40,20 @@ const seconds = (name: string) => (summary: Record<string, unknown>) => {
   const ms = numberOrNull(summary[name]);
   return ms === null ? null : ms / 1000;
 };
+
+/** A figure of the strategy's `engineSteps` (tavern `--profile`), or null. */
+const engine = (pick: (steps: Record<string, unknown>) => number | null) => (_summary: Record<string, unknown>, strategy: Record<string, unknown>) => {
+  const steps = asRecord(strategy.engineSteps);
+  return steps === null ? null : pick(steps);
+};
+
+/** Median decode ms of the generation-only steps of the widest width a run reached. */
+function widestGenerationStepMs(steps: Record<string, unknown>): number | null {
+  const widths = Array.isArray(steps.byWidth) ? steps.byWidth.map(asRecord).filter((width) => width !== null) : [];
+  const withGeneration = widths.filter((width) => (numberOrNull(width.generationSteps) ?? 0) > 0);
+  const widest = withGeneration.sort((a, b) => (numberOrNull(b.sequences) ?? 0) - (numberOrNull(a.sequences) ?? 0))[0];
+  return widest === undefined ? null : numberOrNull(widest.generationMedianMs);
+}
 
 /** Rows of a tavern report, in print order. */
 const TAVERN_METRICS: readonly MetricDefinition[] = [
@@ -51,6 +68,9 @@ const TAVERN_METRICS: readonly MetricDefinition[] = [
   { label: 'peak KV', unit: 'bytes', read: field('peakKvBytes') },
   { label: 'peak KV used', unit: 'bytes', read: field('peakKvBytesUsed') },
   { label: 'peak RSS', unit: 'bytes', read: field('peakRssBytes') },
+  { label: 'engine busy share', unit: 'ratio', read: engine((steps) => numberOrNull(steps.busyShare)), optional: true },
+  { label: 'sequences per generation step', unit: 'ratio', read: engine((steps) => numberOrNull(steps.meanGenerationWidth)), optional: true },
+  { label: 'widest generation step ms', unit: 'ms', read: engine(widestGenerationStepMs), optional: true },
 ];
 
 /** Rows of a blacksmith-workload report (`default`, `long`, `summary`), in print order. */
@@ -66,6 +86,7 @@ const CONVERSATION_METRICS: readonly MetricDefinition[] = [
 ];
 
 const UNITS = new Map<string, MetricUnit>([...TAVERN_METRICS, ...CONVERSATION_METRICS].map((metric) => [metric.label, metric.unit]));
+const OPTIONAL = new Set([...TAVERN_METRICS, ...CONVERSATION_METRICS].filter((metric) => metric.optional).map((metric) => metric.label));
 
 /**
  * Reads one `bench --json` report, tavern or conversation workload, into comparable figures.
@@ -89,7 +110,7 @@ export function readComparableReport(file: ComparedFile): ComparableReport {
       failed.push(strategy.strategy);
       continue;
     }
-    figures.set(strategy.strategy, new Map(metrics.map((metric) => [metric.label, metric.read(summary)])));
+    figures.set(strategy.strategy, new Map(metrics.map((metric) => [metric.label, metric.read(summary, strategy)])));
   }
   const { machine, machineDetails } = tavern ? tavernMachine(asRecord(report.machine)) : conversationMachine(asRecord(report.environment));
   return {
@@ -128,6 +149,7 @@ export function renderBenchComparison(files: readonly ComparedFile[]): string {
     const metrics = unique(reports.flatMap((report) => [...(report.figures.get(strategy)?.keys() ?? [])]));
     for (const metric of metrics) {
       const values = reports.map((report) => report.figures.get(strategy)?.get(metric) ?? null);
+      if (OPTIONAL.has(metric) && values.every((value) => value === null)) continue;
       const unit = UNITS.get(metric) ?? 'count';
       const row = [strategy, metric, ...values.map((value) => formatValue(value, unit))];
       if (reports.length === 2) {

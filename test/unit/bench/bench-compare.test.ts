@@ -66,6 +66,37 @@ describe('renderBenchComparison', () => {
     expect(cells(text, 'fifo', 'tokens/s')).toEqual(['24.0', '24.0', '1.00']);
     expect(cells(text, 'batched', 'ttft p50 ms')).toEqual(['—', '25', '—']);
     expect(text).not.toContain('different workloads');
+    // no file was profiled: no engine rows at all
+    expect(text).not.toContain('engine busy share');
+  });
+
+  it('adds the engine rows of --profile runs: busy share, generation width, the widest generation step', () => {
+    const profiled = (busyShare: number, widestMs: number) => {
+      const report = tavernReport('NVIDIA H200', 100, true);
+      const engineSteps = {
+        steps: 100,
+        busyMs: 3000,
+        busyShare,
+        meanGenerationWidth: 6.5,
+        byWidth: [
+          { sequences: 8, generationSteps: 0, generationMedianMs: null, promptSteps: 3, promptMedianMs: 90, promptTokens: 60, totalMs: 270 },
+          { sequences: 7, generationSteps: 40, generationMedianMs: widestMs, promptSteps: 0, promptMedianMs: null, promptTokens: 0, totalMs: 2000 },
+          { sequences: 1, generationSteps: 5, generationMedianMs: 9, promptSteps: 1, promptMedianMs: 300, promptTokens: 700, totalMs: 345 },
+        ],
+        log: [],
+      };
+      return { ...report, strategies: [report.strategies[0], { ...report.strategies[1], engineSteps }] };
+    };
+    const text = renderBenchComparison([
+      { path: 'cpu.json', json: { ...profiled(0.98, 42), machine: { backend: 'cpu', device: 'AMD EPYC' } } },
+      { path: 'gpu.json', json: profiled(0.49, 21) },
+    ]);
+    expect(cells(text, 'batched', 'engine busy share')).toEqual(['0.98', '0.49', '0.50']);
+    expect(cells(text, 'batched', 'sequences per generation step')).toEqual(['6.50', '6.50', '1.00']);
+    // the widest width with generation-only steps (7: the 8-wide steps all carried prompt tokens)
+    expect(cells(text, 'batched', 'widest generation step ms')).toEqual(['42', '21', '0.50']);
+    // fifo was not profiled in either file
+    expect(text.split('\n').some((line) => line.startsWith('fifo') && line.includes('engine busy share'))).toBe(false);
   });
 
   it('reads conversation-workload reports too, and says when the files ran different work', () => {
