@@ -1,12 +1,11 @@
 import { basename } from 'node:path';
 import type { BenchReport, StrategyResult, TurnMetrics } from './bench-result.js';
+import { CONTENTION_OTHERS_SHARE } from './cpu-contention-meter.js';
 import { renderLineChartSvg } from './svg-line-chart.js';
 import { renderTable, type TableColumn } from './text-table.js';
 
 /** Load average per CPU above which the report warns of contention (when the CPU share is unknown). */
 const CONTENTION_LOAD_PER_CPU = 0.5;
-/** Share of the CPUs used by other processes above which the report warns that figures were taken under contention. */
-const CONTENTION_OTHERS_SHARE = 0.1;
 
 /** The lines that say where a run was taken: backend, device, threads, model, context size, workload. */
 export function describeSetup(report: BenchReport): string[] {

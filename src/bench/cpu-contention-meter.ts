@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs';
 
+/** Share of the CPUs used by other processes above which a report says its figures were taken under contention. */
+export const CONTENTION_OTHERS_SHARE = 0.1;
+
 /** Busy and total CPU time of the whole machine, in clock ticks, from the first line of /proc/stat. */
 interface MachineCpuTicks {
   busy: number;

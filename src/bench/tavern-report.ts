@@ -2,6 +2,7 @@ import { basename } from 'node:path';
 import { percentile, ratio, sum } from './statistics.js';
 import { renderLineChartSvg, type ChartSeries } from './svg-line-chart.js';
 import { renderTable } from './text-table.js';
+import { CONTENTION_OTHERS_SHARE } from './cpu-contention-meter.js';
 import { renderEngineSteps } from './tavern-engine-steps.js';
 import type {
   TavernLineRecord,
@@ -172,6 +173,8 @@ export function renderTavernText(report: TavernReport): string {
       ),
     );
   }
+  const contention = describeContention(report.strategies);
+  if (contention !== null) out.push('', contention);
   out.push(
     ...renderEngineSteps(
       report.strategies.flatMap((result) => (result.engineSteps ? [{ strategy: result.strategy, engine: result.engineSteps }] : [])),
@@ -182,6 +185,22 @@ export function renderTavernText(report: TavernReport): string {
   const notes = [...report.notes, ...report.strategies.flatMap((result) => result.notes)];
   if (notes.length > 0) out.push('', ...notes.map((note) => `Note: ${note}`));
   return `${out.join('\n')}\n`;
+}
+
+/**
+ * One line: how much of the CPUs other processes used while each strategy ran, and which strategies' figures were
+ * therefore taken under contention; null when no strategy could measure it.
+ */
+export function describeContention(results: readonly TavernStrategyResult[]): string | null {
+  const measured = results.flatMap((result) =>
+    result.othersCpuShare === undefined || result.othersCpuShare === null ? [] : [{ strategy: result.strategy, share: result.othersCpuShare }],
+  );
+  if (measured.length === 0) return null;
+  const contended = measured.filter((entry) => entry.share > CONTENTION_OTHERS_SHARE).map((entry) => entry.strategy);
+  return (
+    `CPU used by other processes while each strategy ran: ${measured.map((entry) => `${entry.strategy} ${(entry.share * 100).toFixed(0)} %`).join(', ')}` +
+    (contended.length > 0 ? ` — ${contended.join(', ')}: figures taken under contention` : '')
+  );
 }
 
 /** The chart: time to first token and turn time of every line against its arrival time, one line per strategy. */

@@ -71,6 +71,11 @@ export interface TavernStrategyResult {
   error: string | null;
   lines: TavernLineRecord[];
   summary: TavernSummary | null;
+  /**
+   * Share (0–1) of all CPUs' time that other processes used while this strategy played the scene (Linux; null
+   * elsewhere, absent in older reports). Above 0.1 its figures were taken under contention.
+   */
+  othersCpuShare?: number | null;
   /** What the engine did, with `--profile` on a strategy of this package; null (or absent in older reports) otherwise. */
   engineSteps?: TavernEngineSteps | null;
   notes: string[];

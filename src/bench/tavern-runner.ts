@@ -15,6 +15,7 @@ import { summarizeTavernLines, tavernRatios } from './tavern-report.js';
 import type { TavernScene } from './tavern-scene.js';
 import type { ScheduledLine, TavernArrivals } from './tavern-schedule.js';
 import type { KvBytes } from './kv-meter.js';
+import { CpuContentionMeter } from './cpu-contention-meter.js';
 import { summarizeEngineSteps } from './tavern-engine-steps.js';
 import type { GenerateStepProfile } from '../engine/types.js';
 
@@ -188,10 +189,12 @@ export async function runTavernBenchmark(options: TavernRunOptions): Promise<Tav
       await strategy.prepare(options.scene);
       bar = stream === null ? null : new ProgressBar({ total: options.schedule.length, label: strategy.name.padEnd(16), stream });
       let done = 0;
+      const contention = new CpuContentionMeter();
       const play = await playTavernScene(strategy, options.scene, options.schedule, {
         onLine: (line) => bar?.update(++done, `last turn ${line.turnMs.toFixed(0)} ms`),
         arrivals: options.settings.arrivals ?? 'poisson',
       });
+      const othersCpuShare = contention.othersShare();
       strategy.verify?.(play.lines);
       const summary = summarizeTavernLines(play);
       results.push({
@@ -202,6 +205,7 @@ export async function runTavernBenchmark(options: TavernRunOptions): Promise<Tav
         error: null,
         lines: play.lines,
         summary,
+        othersCpuShare,
         engineSteps: summarizeEngineSteps(play.decodeSteps, summary.wallMs),
         notes: [...strategy.notes],
       });

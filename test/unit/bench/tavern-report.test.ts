@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { TavernLineRecord, TavernReport, TavernStrategyResult } from '../../../src/bench/tavern-result.js';
-import { renderTavernChart, renderTavernText, summarizeTavernLines, tavernRatios } from '../../../src/bench/tavern-report.js';
+import {
+  describeContention,
+  renderTavernChart,
+  renderTavernText,
+  summarizeTavernLines,
+  tavernRatios,
+} from '../../../src/bench/tavern-report.js';
 
 function line(agent: number, arrivalMs: number, ttftMs: number | null, turnMs: number, generatedTokens = 4, evaluatedTokens = 100): TavernLineRecord {
   return { agent, lineOfAgent: 0, scheduledMs: arrivalMs, arrivalMs, ttftMs, turnMs, generatedTokens, evaluatedTokens, reusedTokens: null };
@@ -122,6 +128,18 @@ describe('tavern text and chart', () => {
     const fifoRow = text.split('\n').find((row) => row.startsWith('fifo'));
     expect(fifoRow?.split(/\s+/)).toEqual(['fifo', '5', '30', '88', '150', '240', '0.65', '20', '30.8', '500', '1.0', '0.5', '1024.0']);
     expect(text).toContain('FAILED batched: no batched engine');
+  });
+
+  it('says how much CPU other processes took during each strategy, and which figures that makes contended', () => {
+    const [fifo, batched] = report.strategies as [TavernStrategyResult, TavernStrategyResult];
+    expect(describeContention([{ ...fifo, othersCpuShare: 0.02 }, { ...batched, othersCpuShare: 0.31 }])).toBe(
+      'CPU used by other processes while each strategy ran: fifo 2 %, batched 31 % — batched: figures taken under contention',
+    );
+    expect(describeContention([{ ...fifo, othersCpuShare: 0.02 }, { ...batched, othersCpuShare: null }])).toBe(
+      'CPU used by other processes while each strategy ran: fifo 2 %',
+    );
+    expect(describeContention(report.strategies)).toBeNull();
+    expect(renderTavernText({ ...report, strategies: [{ ...fifo, othersCpuShare: 0.5 }, batched] })).toContain('fifo 50 % — fifo: figures taken under contention');
   });
 
   it('says how lines arrived: the Poisson gap, or lockstep rounds', () => {

@@ -176,6 +176,14 @@ describe('runTavernBenchmark', () => {
     ]);
     expect(report.strategies[1]!.error).toContain("'batched' is not supported");
     expect(report.strategies[0]!.summary!.generatedTokens).toBe(16);
+    // measured per strategy that ran, as a share of the CPUs (Linux: /proc/stat)
+    const share = report.strategies[0]!.othersCpuShare;
+    if (process.platform === 'linux') expect(share).not.toBeNull();
+    if (share !== null && share !== undefined) {
+      expect(share).toBeGreaterThanOrEqual(0);
+      expect(share).toBeLessThanOrEqual(1);
+    }
+    expect(report.strategies[1]!.othersCpuShare).toBeUndefined();
     expect(report.ratios.map((entry) => `${entry.strategy}÷${entry.reference}`)).toEqual(['node-llama-cpp÷fifo', 'fifo÷node-llama-cpp']);
   });
 });
