@@ -58,24 +58,23 @@ export class CpuContentionMeter {
 
   /** CPU ticks of this process's children that have ended and been waited for; null where it cannot be read. */
   private childrenTicks(): number | null {
-    let text: string;
-    try {
-      text = this.readSelfStat();
-    } catch {
-      return null;
-    }
-    return parseChildrenTicks(text);
+    return readParsed(this.readSelfStat, parseChildrenTicks);
   }
 
   private sample(): MachineCpuTicks | null {
-    let text: string;
-    try {
-      text = this.readStat();
-    } catch {
-      return null;
-    }
-    return parseProcStatCpuLine(text);
+    return readParsed(this.readStat, parseProcStatCpuLine);
   }
+}
+
+/** `parse` of what `read` returns; null when it cannot be read (no /proc here) or parsed. */
+function readParsed<T>(read: () => string, parse: (text: string) => T | null): T | null {
+  let text: string;
+  try {
+    text = read();
+  } catch {
+    return null;
+  }
+  return parse(text);
 }
 
 /**

@@ -19,6 +19,21 @@ function refusal(attempt: () => unknown): Error & { errorName?: string } {
   throw new Error('expected a refusal');
 }
 
+/** Checks a freshly written state after `edit` changed its bytes in place. */
+function checkEdited(edit: (bytes: Uint8Array) => unknown): unknown {
+  const bytes = format().write(target, tokens, payload);
+  edit(bytes);
+  return format().check(bytes, target, tokens);
+}
+
+/** Swaps the payload's first two runs of `length` bytes. */
+function swapPayload(bytes: Uint8Array, length: number): void {
+  const at = format().headerSize;
+  const first = bytes.slice(at, at + length);
+  bytes.copyWithin(at, at + length, at + 2 * length);
+  bytes.set(first, at + length);
+}
+
 describe('state format (native/state_format.cpp)', () => {
   it('writes a header in front of the payload that checks out against the same target and tokens', () => {
     const bytes = format().write(target, tokens, payload);
@@ -41,33 +56,11 @@ describe('state format (native/state_format.cpp)', () => {
     }, /not a saved context state of this version/],
     ['truncated', () => format().check(format().write(target, tokens, payload).subarray(0, 150), target, tokens), /truncated/],
     ['another model', () => format().check(format().write(target, tokens, payload), { ...target, fingerprint: 1n }, tokens), /different model/],
-    ['a flipped payload bit', () => {
-      const bytes = format().write(target, tokens, payload);
-      bytes[format().headerSize + 50]! ^= 0x04;
-      return format().check(bytes, target, tokens);
-    }, /corrupted \(its checksum/],
+    ['a flipped payload bit', () => checkEdited((bytes) => (bytes[format().headerSize + 50]! ^= 0x04)), /corrupted \(its checksum/],
     // the checksum runs over four lanes of 8-byte words: words moved between lanes, or within one, must not go unseen
-    ['two payload words swapped between lanes', () => {
-      const bytes = format().write(target, tokens, payload);
-      const at = format().headerSize;
-      const first = bytes.slice(at, at + 8);
-      bytes.copyWithin(at, at + 8, at + 16);
-      bytes.set(first, at + 8);
-      return format().check(bytes, target, tokens);
-    }, /corrupted \(its checksum/],
-    ['two payload blocks of 32 bytes swapped', () => {
-      const bytes = format().write(target, tokens, payload);
-      const at = format().headerSize;
-      const first = bytes.slice(at, at + 32);
-      bytes.copyWithin(at, at + 32, at + 64);
-      bytes.set(first, at + 32);
-      return format().check(bytes, target, tokens);
-    }, /corrupted \(its checksum/],
-    ['a flipped bit in the tail after the last 32-byte block', () => {
-      const bytes = format().write(target, tokens, payload);
-      bytes[bytes.length - 1]! ^= 0x80;
-      return format().check(bytes, target, tokens);
-    }, /corrupted \(its checksum/],
+    ['two payload words swapped between lanes', () => checkEdited((bytes) => swapPayload(bytes, 8)), /corrupted \(its checksum/],
+    ['two payload blocks of 32 bytes swapped', () => checkEdited((bytes) => swapPayload(bytes, 32)), /corrupted \(its checksum/],
+    ['a flipped bit in the tail after the last 32-byte block', () => checkEdited((bytes) => (bytes[bytes.length - 1]! ^= 0x80)), /corrupted \(its checksum/],
     ['another KV type', () => format().check(format().write(target, tokens, payload), { ...target, kvType: GGML_Q8_0 }, tokens), /saved with a f16 KV cache but this context uses q8_0/],
     ['more tokens than the target holds', () => format().check(format().write(target, tokens, payload), { ...target, contextSize: 4 }, tokens), /holds 5 tokens but this context holds only 4/],
     ['other tokens', () => format().check(format().write(target, tokens, payload), target, Int32Array.from([1, 2, 3, 4, 6])), /do not match the state/],
