@@ -69,7 +69,7 @@ class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
   /** The most tokens one sequence can hold: the whole cache when unified, else its stream's share. */
   uint32_t sequenceContextSize() const { return sequenceContextSize_; }
   /** Compute thread: scratch bytes for moving a sequence's state between KV streams (grows, never shrinks). */
-  std::vector<uint8_t>& transferScratch() { return transferScratch_; }
+  StateBytes& transferScratch() { return transferScratch_; }
   /** KV bytes one cell takes over all layers. */
   int64_t kvBytesPerCell() const { return kvBytesPerCell_; }
   /** KV bytes of the whole allocation while the llama_context exists (an estimate for the GC). */
@@ -120,7 +120,7 @@ class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
   ContextSettings settings_;
   uint32_t contextSize_ = 0;
   uint32_t sequenceContextSize_ = 0;
-  std::vector<uint8_t> transferScratch_;
+  StateBytes transferScratch_;  // a state buffer like any other (state_bytes.h): no zero-fill, huge pages
   int64_t kvBytesPerCell_ = 0;
   llama_context* context_ = nullptr;
   std::atomic<bool> hasContext_{false};

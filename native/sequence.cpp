@@ -383,7 +383,7 @@ void Sequence::CopyAcrossStreams(const Sequence& source, size_t length) {
   // state through a scratch buffer copies just its cells, and now.
   llama_context* context = engine_.context();
   llama_memory_t memory = llama_get_memory(context);
-  std::vector<uint8_t>& scratch = engine_.transferScratch();
+  StateBytes& scratch = engine_.transferScratch();
   const size_t size = llama_state_seq_get_size(context, source.id_);
   if (scratch.size() < size) scratch.resize(size);
   const size_t written = llama_state_seq_get_data(context, scratch.data(), size, source.id_);
