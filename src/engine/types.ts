@@ -146,12 +146,11 @@ export interface InferenceContext {
   dispose(): Promise<void>;
 }
 
-/** Settings of a model-wide shared context (SPEC §2.4): one llama_context whose unified KV cache holds many sequences. */
 /**
  * How the sequences of a shared context hold their KV cells.
  * - `unified`: one cache all sequences draw from; any one may grow to the whole `contextSize`, a shared prefix costs
- *   its cells once, but every token attends over the cells in use by all sequences (masked), so a step's attention
- *   grows with the number of agents.
+ *   its cells once, but every token's attention scans the cells in use by all sequences (other sequences' cells are
+ *   masked: llama.cpp's CPU flash attention skips them one by one), so a step's attention grows with the agents.
  * - `perSequence`: `contextSize` split evenly into one KV stream per sequence (llama.cpp's kv_unified = false); a
  *   sequence holds at most `contextSize / sequences` tokens and attends only over its own. A shared-prefix copy moves
  *   bytes instead of sharing cells.
@@ -159,6 +158,7 @@ export interface InferenceContext {
 export const KV_LAYOUTS = ['unified', 'perSequence'] as const;
 export type KvLayout = (typeof KV_LAYOUTS)[number];
 
+/** Settings of a model-wide shared context (SPEC §2.4): one llama_context whose KV cells hold many sequences. */
 export interface SharedContextOptions {
   /** Sequences it can hold at once (llama.cpp's n_seq_max). */
   sequences: number;
@@ -172,7 +172,7 @@ export interface SharedContextOptions {
 }
 
 /**
- * A model-wide llama_context with `sequences` sequence ids over one unified KV cache. Every step of its engine gathers
+ * A model-wide llama_context with `sequences` sequence ids over one KV cache or one stream each. Every step of its engine gathers
  * the pending work of all its sequences (prompt chunks and the next token of each generating one) into one
  * llama_decode (continuous batching); sampling, stop strings, streaming and abort stay per sequence.
  */
