@@ -14,6 +14,7 @@
  * - foundation: src/errors.ts and src/util/ (validation formatting, seeded RNG, progress bar) serve every layer.
  * - native → engine: the addon's typed surface, then Model / Context over it.
  * - gguf, synthetic: file tooling; synthetic writes GGUFs and finds the package root through the loader.
+ * - models: the model cache, the pinned real models (test-models.json) and downloads into the cache.
  * - dialog → prompt: the projector reads the dialog, the dialog knows nothing of prompts.
  * - graph: the node contract and node types; it sees models only through interfaces it declares.
  * - diag: explains cache misses and assembles per-turn diagnostics from what graph nodes record.
@@ -33,6 +34,7 @@ export const LAYERS = [
   { name: 'engine' },
   { name: 'gguf' },
   { name: 'synthetic' },
+  { name: 'models' },
   { name: 'dialog' },
   { name: 'prompt' },
   { name: 'graph' },
