@@ -167,6 +167,9 @@ void Engine::EnsureContext() {
   // Unified: one stream whose every cell any sequence may take. Otherwise llama.cpp gives each sequence a stream of
   // n_ctx / n_seq_max cells (rounded up to 256), and attention spans only the stream of the token's own sequence.
   params.kv_unified = settings_.unifiedKv;
+  // Set, not inherited: the library default (true at our pin) differs from llama.cpp's CLI default, and a bump
+  // that flipped it would silently break prefix reuse on sliding-window models.
+  params.swa_full = settings_.swaFull;
   params.n_threads = settings_.threads;
   params.n_threads_batch = settings_.threads;
   params.type_k = settings_.kvType;

@@ -48,6 +48,12 @@ struct ContextSettings {
    * stream per sequence (llama.cpp's kv_unified = false), so a token attends only over its own sequence's cells.
    */
   bool unifiedKv = true;
+  /**
+   * Models with sliding-window attention: true = a full-size cache for the window layers too (llama.cpp's swa_full),
+   * so every cached position stays and any prefix can be kept; false = window-sized (less memory), and a rollback
+   * that reaches back past what the window layers still hold re-reads the prompt (Sequence::TrimTo).
+   */
+  bool swaFull = true;
 };
 
 class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {

@@ -107,6 +107,7 @@ Napi::Value ModelHandle::Info(const Napi::CallbackInfo& info) {
   Napi::Object out = Napi::Object::New(env);
   out.Set("architecture", loaded.architecture());
   out.Set("trainedContextSize", llama_model_n_ctx_train(m));
+  out.Set("slidingWindow", llama_model_n_swa(m));
   out.Set("vocabSize", loaded.vocabSize());
   out.Set("embeddingSize", llama_model_n_embd(m));
   out.Set("layers", llama_model_n_layer(m));
@@ -218,6 +219,11 @@ ContextSettings ModelHandle::SettingsFrom(const Napi::Value& value, const char* 
   settings.threads = static_cast<int32_t>(IntProp(options, "threads", 4, 1, 512));
   settings.kvType = KvTypeFromName(StringProp(options, "kvCacheType", "f16"));
   settings.flashAttention = FlashAttentionFromName(StringProp(options, "flashAttention", "auto"));
+  const std::string swaCache = StringProp(options, "swaCache", "full");
+  if (swaCache != "full" && swaCache != "window") {
+    throw DialogError(ErrorCode::InvalidArgument, "swaCache must be 'full' or 'window', got '" + swaCache + "'");
+  }
+  settings.swaFull = swaCache == "full";
   // llama.cpp refuses more than LLAMA_MAX_SEQ (256) sequences in one context.
   settings.sequences = static_cast<uint32_t>(IntProp(options, "sequences", 1, 1, 256));
   return settings;

@@ -44,9 +44,21 @@ void Sequence::CheckPromptFits(size_t promptTokens, uint32_t maxTokens) const {
                                                     ", but the context holds " + std::to_string(contextSize_));
 }
 
+// A window-sized SWA cache drops positions older than the window as the sequence grows. The token decoded next at
+// position `keep` attends, in the window layers, back to keep - window + 1: a prefix is usable only while those
+// cells are still there (llama.cpp's seq_rm succeeds either way, so the check is ours). Full-size caches keep all.
+bool Sequence::SlidingWindowKeeps(size_t keep) const {
+  const int32_t window = llama_model_n_swa(engine_.model().model());
+  if (engine_.settings().swaFull || window <= 0) return true;
+  const llama_pos oldest = llama_memory_seq_pos_min(llama_get_memory(engine_.context()), id_);
+  const llama_pos needed = std::max<llama_pos>(0, static_cast<llama_pos>(keep) - window);
+  return oldest <= needed;
+}
+
 void Sequence::TrimTo(size_t keep) {
   llama_memory_t memory = llama_get_memory(engine_.context());
   if (keep > mirror_.size()) keep = mirror_.size();
+  if (keep > 0 && keep < mirror_.size() && !SlidingWindowKeeps(keep)) keep = 0;
   if (!llama_memory_seq_rm(memory, id_, static_cast<llama_pos>(keep), -1)) {
     // Some memory kinds cannot drop a partial tail; start over rather than keep a wrong cache.
     llama_memory_seq_rm(memory, id_, -1, -1);

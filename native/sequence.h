@@ -144,6 +144,8 @@ class Sequence {
   // ---- operations between steps (compute thread, no request running) ----
   /** Removes every cell from position `keep` on (all when the memory cannot drop a partial tail). */
   void TrimTo(size_t keep);
+  /** False when a window-sized SWA cache no longer holds what decoding on from `keep` needs. */
+  bool SlidingWindowKeeps(size_t keep) const;
   /** The engine's llama_context was freed or recreated: the cache holds nothing of this sequence. */
   void ForgetCells() { mirror_.clear(); }
   StateBytes SaveState(uint64_t maxBytes);

@@ -3,7 +3,7 @@
  * helper that turns a validation failure into LlamaDialogError('InvalidArgument').
  */
 import { z } from 'zod';
-import { KV_CACHE_TYPES, KV_LAYOUTS } from './types.js';
+import { KV_CACHE_TYPES, KV_LAYOUTS, SWA_CACHE_KINDS } from './types.js';
 import { samplingSchemaShape } from './sampling-ranges.js';
 import { describeFirstIssue, parseOrThrow } from '../util/validation.js';
 
@@ -28,6 +28,7 @@ export const contextOptionsSchema = z
     threads: z.number().int().min(1).max(512).optional(),
     kvCacheType: z.enum(KV_CACHE_TYPES).optional(),
     flashAttention: z.union([z.boolean(), z.literal('auto')]).optional(),
+    swaCache: z.enum(SWA_CACHE_KINDS).optional(),
   })
   .strict()
   .refine((o) => o.kvCacheType === undefined || o.kvCacheType === 'f16' || o.flashAttention !== false, {

@@ -5,7 +5,7 @@ import { callNative, callNativeSync, type NativeModelHandle } from '../native/bi
 import { Context } from './context.js';
 import { contextOptionsSchema, parseOptions, sharedContextOptionsSchema } from './engine-options.js';
 import { SharedContext } from './shared-context.js';
-import type { KvCacheType, ModelInfo, SharedContextOptions, TokenizeOptions, Tokenizer } from './types.js';
+import type { KvCacheType, ModelInfo, SharedContextOptions, SwaCacheKind, TokenizeOptions, Tokenizer } from './types.js';
 
 export interface CreateContextOptions {
   /** KV cache size in tokens; 0 = the model's trained context size. */
@@ -18,6 +18,11 @@ export interface CreateContextOptions {
   kvCacheType?: KvCacheType;
   /** Default 'auto' (llama.cpp enables it where the backend supports it). */
   flashAttention?: boolean | 'auto';
+  /**
+   * KV cache of a sliding-window model's window layers (see {@link SwaCacheKind}). Default 'full': every cached
+   * position stays, so trims and summaries keep reusing the prefix. No effect on models without sliding windows.
+   */
+  swaCache?: SwaCacheKind;
 }
 
 /** Default CPU threads: llama.cpp's own default (4), fewer on smaller machines. */
@@ -113,6 +118,7 @@ export class Model implements Tokenizer {
       flashAttention: parsed.flashAttention === undefined || parsed.flashAttention === 'auto'
         ? ('auto' as const)
         : parsed.flashAttention ? ('on' as const) : ('off' as const),
+      swaCache: parsed.swaCache ?? 'full',
     };
     const creation = callNative(() => this.#handle.createContext(settings));
     this.#pending.add(creation);
@@ -142,6 +148,8 @@ export class Model implements Tokenizer {
       threads: parsed.threads ?? defaultThreadCount(),
       kvCacheType: parsed.kvCacheType ?? 'f16',
       flashAttention: 'auto' as const,
+      // Sequences copy prefixes from one another, which needs every position of the source in the window layers.
+      swaCache: 'full' as const,
       kvLayout: parsed.kvLayout ?? 'unified',
     };
     const creation = callNative(() => this.#handle.createSharedContext(settings));

@@ -8,11 +8,21 @@ import { NATIVE_KV_CACHE_TYPES, type NativeStepProfile } from '../native/binding
 export const KV_CACHE_TYPES = NATIVE_KV_CACHE_TYPES;
 export type KvCacheType = (typeof KV_CACHE_TYPES)[number];
 
+/**
+ * The KV cache of a sliding-window model's window layers (Gemma 2/3, …): `full` keeps every position (llama.cpp's
+ * swa_full), so any prefix can be reused; `window` keeps about the window (less memory), and a prompt that diverges
+ * further back than the window layers still reach is read again from the start. Shared contexts are always `full`.
+ */
+export const SWA_CACHE_KINDS = ['full', 'window'] as const;
+export type SwaCacheKind = (typeof SWA_CACHE_KINDS)[number];
+
 /** Facts about a loaded model, read from its GGUF metadata. */
 export interface ModelInfo {
   architecture: string;
   /** Context length the model was trained with (tokens). */
   trainedContextSize: number;
+  /** Sliding-window attention span (tokens) of the model's window layers; 0 when it has none. */
+  slidingWindow: number;
   vocabSize: number;
   embeddingSize: number;
   layers: number;

@@ -10,6 +10,8 @@ import { ErrorCode, LlamaDialogError } from '../errors.js';
 export interface NativeModelInfo {
   architecture: string;
   trainedContextSize: number;
+  /** Sliding-window span (tokens), 0 when none (llama_model_n_swa). */
+  slidingWindow: number;
   vocabSize: number;
   embeddingSize: number;
   layers: number;
@@ -40,6 +42,8 @@ export interface NativeContextSettings {
   threads: number;
   kvCacheType: NativeKvCacheType;
   flashAttention: NativeFlashAttention;
+  /** Sliding-window layers: full-size cache (llama.cpp swa_full = true) or window-sized. */
+  swaCache: 'full' | 'window';
 }
 
 export interface NativeEvaluateResult {

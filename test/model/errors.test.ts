@@ -61,7 +61,7 @@ describe('typed errors on bad input', () => {
 
   it('the native busy flag refuses concurrent calls on its own too', async () => {
     const handle = await loadNativeAddon().loadModel(await ensureTestModel('tiny'), {});
-    const raw = await handle.createContext({ contextSize: 256, batchSize: 512, threads: TEST_THREADS, kvCacheType: 'f16', flashAttention: 'auto' });
+    const raw = await handle.createContext({ contextSize: 256, batchSize: 512, threads: TEST_THREADS, kvCacheType: 'f16', flashAttention: 'auto', swaCache: 'full' });
     try {
       const first = raw.evaluate(syntheticPrompt(200, 54));
       expect(raw.isBusy()).toBe(true);

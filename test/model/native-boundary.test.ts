@@ -109,7 +109,7 @@ describe('native boundary on the tiny model', () => {
   it('saveState refuses a state larger than the caller can hold in one ArrayBuffer, and the context stays usable', async () => {
     const addon = loadNativeAddon();
     const handle = await addon.loadModel(tinyPath, {});
-    const context = await handle.createContext({ contextSize: 256, batchSize: 256, threads: TEST_THREADS, kvCacheType: 'f16', flashAttention: 'auto' });
+    const context = await handle.createContext({ contextSize: 256, batchSize: 256, threads: TEST_THREADS, kvCacheType: 'f16', flashAttention: 'auto', swaCache: 'full' });
     try {
       await context.evaluate(syntheticPrompt(32));
       await expect(context.saveState(1024)).rejects.toMatchObject({

@@ -53,6 +53,7 @@ export class FakeModel implements RuntimeModel {
     this.info = {
       architecture: 'fake',
       trainedContextSize,
+      slidingWindow: 0,
       vocabSize: FAKE_EOS + 1,
       embeddingSize: 8,
       layers: 1,

