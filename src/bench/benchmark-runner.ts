@@ -106,7 +106,7 @@ function floorOutcome(options: BenchmarkRunOptions, ours: StrategyResult | undef
     return {
       floor: null,
       floorNote:
-        'no llama-bench floor: llama-bench not found (build it with `LLAMA_DIALOG_BUILD_BENCH=1 node scripts/build-native.mjs llama-bench`, or set LLAMA_BENCH=/path/to/llama-bench)',
+        'no llama-bench floor: llama-bench not found (build it with `LLAMA_DIALOG_BUILD_BENCH=1 node scripts/build-native.mjs llama-bench`: about 40 more files of llama.cpp, 1.5–3 min on 2 cores; or set LLAMA_BENCH=/path/to/llama-bench)',
     };
   }
   return sampler.outcome(ours.turns);
