@@ -55,7 +55,7 @@ Options:
       ? 'already in the cache'
       : `downloaded in ${seconds} s` +
         (result.resumedFrom > 0 ? `, resumed from ${megabytes(result.resumedFrom)} MB` : '') +
-        (result.attempts > 1 ? `, ${result.attempts - 1} retries` : '');
+        (result.attempts > 1 ? `, ${result.attempts - 1} ${result.attempts === 2 ? 'retry' : 'retries'}` : '');
     io.stdout(`${result.path}\n  ${megabytes(result.bytes)} MB, sha256 ${result.sha256}, ${how}\n`);
     return ExitCode.Ok;
   },
