@@ -47,6 +47,8 @@ export interface DownloadModelOptions {
   sha256?: string;
   /** Called as bytes arrive (every chunk; throttle in the caller). */
   onProgress?: (progress: DownloadProgress) => void;
+  /** Told before each automatic retry: why the last request failed, and which retry of how many comes next. */
+  onRetry?: (reason: string, retry: number, retries: number) => void;
   /** Retries within this run after a dropped connection, a timeout or a 5xx/429 answer (default 5). */
   retries?: number;
   /** Wait before retry n is n × this many milliseconds (default 1000). */
@@ -151,6 +153,7 @@ async function fetchModel(
           { cause: error },
         );
       }
+      options.onRetry?.(error.message, attempts, retries);
       await new Promise((resolve) => setTimeout(resolve, attempts * (options.retryDelayMs ?? 1000)));
     }
   }

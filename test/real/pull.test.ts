@@ -61,11 +61,19 @@ describe('downloadModel from a loopback server with the real SmolLM2 file', () =
   it('resumes with a Range request after the connection is cut halfway, within one run', async () => {
     const destination = join(freshCache(), FILE);
     const seen: DownloadProgress[] = [];
-    const result = await downloadModel({ url: `${http.origin}/cut-once/${FILE}`, destination, retryDelayMs: 0, onProgress: (p) => seen.push(p) });
+    const retries: string[] = [];
+    const result = await downloadModel({
+      url: `${http.origin}/cut-once/${FILE}`,
+      destination,
+      retryDelayMs: 0,
+      onProgress: (progress) => seen.push(progress),
+      onRetry: (reason, retry, of) => retries.push(`${retry}/${of}: ${reason}`),
+    });
 
     expect(result).toMatchObject({ path: destination, bytes: SIZE, sha256: smollm2.sha256, downloaded: true, resumedFrom: 0, attempts: 2 });
     const asked = http.requests.filter((request) => request.path === `/cut-once/${FILE}`);
     expect(asked).toHaveLength(2);
+    expect(retries).toEqual([expect.stringMatching(/^1\/5: connection (lost|closed) after \d+ of 98362432 bytes/)]);
     expect(asked[0]!.range).toBeUndefined();
     const resumedAt = Number(/^bytes=(\d+)-$/.exec(asked[1]!.range ?? '')?.[1]);
     // Resumed from what reached the disk: more than nothing, at most what the server sent before the cut.

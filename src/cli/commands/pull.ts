@@ -39,6 +39,8 @@ Options:
     const result = await downloadModel({
       url: address,
       ...(options.sha256 === undefined ? {} : { sha256: options.sha256 }),
+      // On a terminal the bar's line is open: end it first so the note gets a line of its own.
+      onRetry: (reason, retry, retries) => io.stderr(`${io.stderrIsTty && bar ? '\n' : ''}pull: ${reason}; retry ${retry} of ${retries}\n`),
       onProgress: ({ bytesDone, bytesTotal }) => {
         bar ??= new ProgressBar({
           total: bytesTotal ?? 0,
