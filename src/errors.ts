@@ -37,6 +37,17 @@ export const ErrorCode = {
   UnsupportedModel: 4021,
   /** A context whose estimated KV cache does not fit in the memory available now. */
   InsufficientMemory: 4022,
+  // Model downloads (`llama-dialog pull`, catalog `url`, DownloadModel): each names one way a download ends badly.
+  /** The download could not finish: network, HTTP status, server refusing access, retries used up. */
+  ModelDownloadFailed: 4023,
+  /** The server answered 404/410: no file at that address (wrong owner, repo, file name or revision). */
+  ModelNotFound: 4024,
+  /** The body does not start with the GGUF magic (an HTML page, a .safetensors file, an error text). */
+  NotGguf: 4025,
+  /** The disk filled up (ENOSPC, EDQUOT) while the file was written. */
+  DiskFull: 4026,
+  /** The downloaded file's sha256 is not the expected one. */
+  ChecksumMismatch: 4027,
   MalformedMessage: 5001,
   UnknownMessageType: 5002,
   FrameTooLarge: 5003,

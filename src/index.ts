@@ -38,6 +38,16 @@ export {
   type SyntheticPreset,
 } from './synthetic/synthetic-model.js';
 export { readGgufFile, type GgufFile } from './gguf/gguf-reader.js';
+export {
+  downloadModel,
+  type DownloadModelOptions,
+  type DownloadProgress,
+  type DownloadResult,
+  type DownloadSink,
+  type OpenDownloadSink,
+} from './models/model-download.js';
+export { parseModelUrl, type ModelUrl } from './models/model-url.js';
+export { modelCacheDir } from './models/model-cache.js';
 export { GgufWriter } from './gguf/gguf-writer.js';
 export { setLlamaLogLevel, type LlamaLogLevel } from './native/log.js';
 export { systemInfo, type SystemInfo } from './native/system-info.js';

@@ -19,6 +19,7 @@ import {
   type ModelStats,
 } from '../host/model-registry.js';
 import type { ModelLoader } from '../host/model-loader.js';
+import type { DownloadProgress, DownloadResult } from '../models/model-download.js';
 import { NodeCache } from '../host/node-cache.js';
 import { inferencePortFor } from '../host/inference-port.js';
 import { defaultRuntimeSettings, type RuntimeSettings } from './runtime-settings.js';
@@ -242,6 +243,17 @@ export class Session {
     }
     const path = this.registry.resolve(name).path;
     return this.registry.status().find((status) => status.name === name || status.path.endsWith(path)) as LoadedModelStatus;
+  }
+
+  /**
+   * Downloads a model into the cache before its first load: a catalog name with a `url`, or an address
+   * (`http(s)://...`, `hf:<owner>/<repo>/<file>`). Resumes a partial download; skips a file already in place.
+   * @throws LlamaDialogError SessionNotReady; InvalidArgument; ModelNotFound; NotGguf; DiskFull; ChecksumMismatch;
+   *   ModelDownloadFailed.
+   */
+  async downloadModel(name: string, options: { sha256?: string; onProgress?: (progress: DownloadProgress) => void } = {}): Promise<DownloadResult> {
+    this.requireActive();
+    return this.registry.download(name, options);
   }
 
   /**

@@ -1,6 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
-import { basename, resolve as resolvePath } from 'node:path';
+import { basename, join, resolve as resolvePath } from 'node:path';
 import { LlamaDialogError, isLlamaDialogError } from '../errors.js';
+import { modelCacheDir } from '../models/model-cache.js';
+import { checkSha256, downloadModel, type DownloadProgress, type DownloadResult } from '../models/model-download.js';
+import { isModelUrl, parseModelUrl } from '../models/model-url.js';
 import { KV_LAYOUTS, type KvCacheType, type KvLayout, type RuntimeModel, type SharedInferenceContext } from '../engine/types.js';
 import { estimateKvBytesPerCell } from './kv-memory.js';
 import { KvSnapshotPool, type KvPoolStats } from './kv-snapshot-pool.js';
@@ -24,10 +27,20 @@ export const DEFAULT_SHARED_SEQUENCES = 16;
  */
 export const DEFAULT_MIN_SHARED_PREFIX = 32;
 
-/** One model the registry knows by name. */
+/** One model the registry knows by name: a file on disk (`path`), or one to download (`url`). */
 export interface ModelCatalogEntry {
-  /** GGUF file on disk. */
-  path: string;
+  /**
+   * GGUF file on disk. With `url`: where the download goes (default: the URL's file name in the model cache,
+   * modelCacheDir()). Required without `url`.
+   */
+  path?: string;
+  /**
+   * Where to download the model from when its file is missing: `http(s)://...` or `hf:<owner>/<repo>/<file>`. The
+   * first load downloads it (resumable, see downloadModel); so does a DownloadModel request ahead of time.
+   */
+  url?: string;
+  /** Expected sha256 of the file (hex), checked after the download and once per process before the first load. */
+  sha256?: string;
   /** Pinned models stay loaded once loaded; on-demand ones are freed as soon as nothing uses them. Default false. */
   pinned?: boolean;
   /** Layers to offload to the GPU (engine default when omitted). */
@@ -96,6 +109,9 @@ export interface LoadedModelStatus {
   users: number;
 }
 
+/** A catalog entry with its file path decided (the download target of a `url` entry). */
+type ResolvedCatalogEntry = ModelCatalogEntry & { path: string };
+
 interface RegistryEntry {
   name: string;
   path: string;
@@ -104,7 +120,7 @@ interface RegistryEntry {
   loading: Promise<RuntimeModel>;
   model: RuntimeModel | undefined;
   scheduler: ModelScheduler;
-  spec: ModelCatalogEntry;
+  spec: ResolvedCatalogEntry;
   /** As asked; resolved to `own` at load when the model has no createSharedContext. */
   contexts: ContextForm;
   pool: KvSnapshotPool;
@@ -148,7 +164,9 @@ export interface ModelLease {
  * it is keyed by its resolved file path, so a catalog name and the same path share one instance.
  */
 export class ModelRegistry {
-  private readonly catalog = new Map<string, ModelCatalogEntry>();
+  private readonly catalog = new Map<string, ResolvedCatalogEntry>();
+  /** Files of `url` entries whose sha256 was checked in this process (hashing a big file on every load would cost seconds). */
+  private readonly verified = new Set<string>();
   private readonly loaded = new Map<string, RegistryEntry>();
   private readonly loader: ModelLoader;
   private readonly warn: (message: string) => void;
@@ -164,22 +182,52 @@ export class ModelRegistry {
     for (const [name, entry] of Object.entries(options.catalog ?? {})) this.define(name, entry);
   }
 
-  /** Adds or replaces a catalog name. Affects models loaded afterwards only. */
+  /**
+   * Adds or replaces a catalog name. Affects models loaded afterwards only.
+   * @throws LlamaDialogError InvalidArgument for an entry with neither `path` nor `url`, a bad `url` or `sha256`.
+   */
   define(name: string, entry: ModelCatalogEntry): void {
     if (!name) throw new LlamaDialogError('InvalidArgument', 'model name must be a non-empty string');
     checkHostingFields(name, entry);
-    this.catalog.set(name, { ...entry });
+    this.catalog.set(name, resolveCatalogEntry(name, entry));
   }
 
   /** The catalog entry a reference means: a catalog name, else the reference taken as a file path. */
-  resolve(reference: string): ModelCatalogEntry {
+  resolve(reference: string): ResolvedCatalogEntry {
     return this.catalog.get(reference) ?? { path: reference };
   }
 
-  /** Why `reference` cannot be loaded (missing file), or undefined when its file exists. */
+  /**
+   * Downloads a model into the cache ahead of its first load: a catalog name with a `url` (into its `path`), or an
+   * address (`http(s)://`, `hf:`) into the model cache. `sha256` overrides the catalog's.
+   * @throws LlamaDialogError InvalidArgument for a name without `url`; the download's errors (see downloadModel).
+   */
+  async download(reference: string, options: { sha256?: string; onProgress?: (progress: DownloadProgress) => void } = {}): Promise<DownloadResult> {
+    const entry = this.catalog.get(reference);
+    if (entry?.url === undefined && !isModelUrl(reference)) {
+      throw new LlamaDialogError(
+        'InvalidArgument',
+        entry
+          ? `model "${reference}" has no url in the catalog to download it from (it is the file ${entry.path})`
+          : `"${reference}" is neither a catalog model with a url nor an address (http(s)://... or hf:<owner>/<repo>/<file>)`,
+      );
+    }
+    const sha256 = options.sha256 ?? entry?.sha256;
+    const result = await downloadModel({
+      url: entry?.url ?? reference,
+      ...(entry ? { destination: entry.path } : {}),
+      ...(sha256 === undefined ? {} : { sha256 }),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    });
+    if (entry?.sha256 !== undefined && result.sha256 === entry.sha256.toLowerCase()) this.verified.add(resolvePath(entry.path));
+    return result;
+  }
+
+  /** Why `reference` cannot be loaded (missing file), or undefined when its file exists or will be downloaded. */
   checkOnDisk(reference: string): string | undefined {
-    const { path } = this.resolve(reference);
+    const { path, url } = this.resolve(reference);
     if (!existsSync(path)) {
+      if (url !== undefined) return undefined;
       return this.catalog.has(reference)
         ? `model "${reference}" points to ${path}, which does not exist on disk`
         : `model "${reference}" is neither a known model name nor a file on disk`;
@@ -333,7 +381,11 @@ export class ModelRegistry {
     return entry;
   }
 
-  private async load(reference: string, spec: ModelCatalogEntry): Promise<RuntimeModel> {
+  private async load(reference: string, spec: ResolvedCatalogEntry): Promise<RuntimeModel> {
+    // Download errors keep their own codes (ModelNotFound, ChecksumMismatch, ...): they say more than ModelLoadFailed.
+    if (spec.url !== undefined && (!existsSync(spec.path) || (spec.sha256 !== undefined && !this.verified.has(resolvePath(spec.path))))) {
+      await this.download(reference);
+    }
     const missing = this.checkOnDisk(reference);
     if (missing) throw new LlamaDialogError('ModelLoadFailed', missing);
     try {
@@ -405,6 +457,18 @@ export class ModelRegistry {
       });
     return entry.creatingShared;
   }
+}
+
+function resolveCatalogEntry(name: string, entry: ModelCatalogEntry): ResolvedCatalogEntry {
+  if (entry.url === undefined) {
+    if (typeof entry.path !== 'string' || entry.path === '') {
+      throw new LlamaDialogError('InvalidArgument', `model "${name}" needs a path (a GGUF file) or a url to download it from`);
+    }
+    return { ...entry, path: entry.path };
+  }
+  const { fileName } = parseModelUrl(entry.url);
+  if (entry.sha256 !== undefined) checkSha256(entry.sha256);
+  return { ...entry, path: entry.path ?? join(modelCacheDir(), fileName) };
 }
 
 function checkHostingFields(name: string, entry: ModelCatalogEntry): void {

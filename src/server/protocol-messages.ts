@@ -51,6 +51,24 @@ export const unloadModelSchema = request(
   "Gives back the session's hold on a model and unpins it. Answer: Ack.",
 );
 
+export const downloadModelSchema = request(
+  'DownloadModel',
+  {
+    name: z
+      .string()
+      .min(1)
+      .max(4096)
+      .describe('A catalog model with a url, or an address: http(s)://... or hf:<owner>/<repo>[@<revision>]/<file>.'),
+    sha256: z
+      .string()
+      .regex(/^[0-9a-fA-F]{64}$/)
+      .optional()
+      .describe("Expected sha256 of the file (hex); default the catalog entry's."),
+  },
+  'Downloads a model into the model cache ahead of its first load (resuming a partial download, skipping a file already there). ' +
+    'Answer: DownloadProgress events with this requestId, then ModelDownloaded.',
+);
+
 export const listModelsSchema = request('ListModels', {}, 'Models loaded in the server process. Answer: ModelList.');
 
 export const createAgentSchema = request(
@@ -109,6 +127,7 @@ export const clientMessageSchemas = {
   CreateSession: createSessionSchema,
   LoadModel: loadModelSchema,
   UnloadModel: unloadModelSchema,
+  DownloadModel: downloadModelSchema,
   ListModels: listModelsSchema,
   CreateAgent: createAgentSchema,
   DestroyAgent: destroyAgentSchema,
@@ -159,6 +178,24 @@ export const ackSchema = reply('Ack', {}, 'The request succeeded.');
 export const sessionCreatedSchema = reply('SessionCreated', { sessionId: z.string() }, 'Answer to CreateSession.');
 export const agentCreatedSchema = reply('AgentCreated', { agentId: z.string() }, 'Answer to CreateAgent.');
 export const modelLoadedSchema = reply('ModelLoaded', { model: loadedModelSchema }, 'Answer to LoadModel.');
+export const downloadProgressSchema = reply(
+  'DownloadProgress',
+  {
+    bytesDone: z.int().min(0).describe('Bytes of the file on disk so far (a resumed download starts above 0).'),
+    bytesTotal: z.int().min(0).optional().describe('Size of the file, when the server said.'),
+  },
+  'Progress of a DownloadModel (at most about one per percent); ModelDownloaded or ErrorResponse follows.',
+);
+export const modelDownloadedSchema = reply(
+  'ModelDownloaded',
+  {
+    path: z.string().describe('The file in the server\'s model cache: a GGUF path for LoadModel and CreateAgent.'),
+    bytes: z.int().min(0),
+    sha256: z.string(),
+    downloaded: z.boolean().describe('False when the file was already there.'),
+  },
+  'Answer to DownloadModel.',
+);
 export const modelListSchema = reply('ModelList', { models: z.array(loadedModelSchema) }, 'Answer to ListModels.');
 export const dialogSchema = reply(
   'Dialog',
@@ -233,6 +270,8 @@ export const serverMessageSchemas = {
   AgentCreated: agentCreatedSchema,
   ModelLoaded: modelLoadedSchema,
   ModelList: modelListSchema,
+  DownloadProgress: downloadProgressSchema,
+  ModelDownloaded: modelDownloadedSchema,
   Dialog: dialogSchema,
   ErrorResponse: errorResponseSchema,
   AnswerText: answerTextEventSchema,
@@ -253,6 +292,9 @@ export type TurnEventMessage = z.output<
   | typeof pausedEventSchema
   | typeof turnCompleteEventSchema
 >;
+
+/** Server message types that report on a request still in flight (they never answer it). */
+export const PROGRESS_EVENT_TYPES: ReadonlySet<string> = new Set(['DownloadProgress']);
 
 /** Server message types that are turn events. */
 export const TURN_EVENT_TYPES: ReadonlySet<string> = new Set(['AnswerText', 'ToolCall', 'NodeEvent', 'Paused', 'TurnComplete']);

@@ -3,6 +3,7 @@ import type { Agent } from '../agent/agent.js';
 import type { Session } from '../agent/session.js';
 import type { Turn } from '../agent/turn.js';
 import type { InteractionInput } from '../dialog/index.js';
+import type { DownloadProgress } from '../models/model-download.js';
 import type { ClientMessage, RequestId, ServerMessage } from './protocol-messages.js';
 import { toWireEvent } from './wire-events.js';
 
@@ -49,6 +50,16 @@ export class SessionRequests {
       case 'UnloadModel':
         await this.session.unloadModel(message.name);
         return ack();
+      case 'DownloadModel': {
+        const progress = progressThrottle((bytesDone, bytesTotal) =>
+          answer(bytesTotal === undefined ? { type: 'DownloadProgress', bytesDone } : { type: 'DownloadProgress', bytesDone, bytesTotal }),
+        );
+        const { path, bytes, sha256, downloaded } = await this.session.downloadModel(message.name, {
+          ...(message.sha256 === undefined ? {} : { sha256: message.sha256 }),
+          onProgress: progress,
+        });
+        return answer({ type: 'ModelDownloaded', path, bytes, sha256, downloaded });
+      }
       case 'ListModels':
         return answer({ type: 'ModelList', models: this.session.listModels() });
       case 'CreateAgent':
@@ -145,6 +156,22 @@ export class SessionRequests {
     let eventIndex = 0;
     for await (const event of turn) this.send(toWireEvent(event, agentId, requestId, eventIndex++));
   }
+}
+
+/** Bytes between two DownloadProgress frames when the size is unknown. */
+const PROGRESS_STEP_BYTES = 4 * 2 ** 20;
+
+/**
+ * Passes on the first report, every percent (or 4 MiB without a total) and the last one: a download reports every
+ * chunk, and one frame per 64 KiB would flood a slow client's queue (maxQueuedFrames).
+ */
+function progressThrottle(send: (bytesDone: number, bytesTotal: number | undefined) => void): (progress: DownloadProgress) => void {
+  let nextAt = -1;
+  return ({ bytesDone, bytesTotal }) => {
+    if (bytesDone < nextAt && bytesDone !== bytesTotal) return;
+    send(bytesDone, bytesTotal);
+    nextAt = bytesDone + (bytesTotal === undefined ? PROGRESS_STEP_BYTES : Math.max(1, Math.ceil(bytesTotal / 100)));
+  };
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

@@ -1,5 +1,8 @@
 // `llama-dialog serve` as a command line: every limit is named in --help, and a non-loopback bind without a token
 // is a usage error (the server never starts).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
 
@@ -38,6 +41,23 @@ describe('llama-dialog serve', () => {
       expect(bad.err()).toContain('--max-connections');
     } finally {
       if (saved !== undefined) process.env.LLAMA_DIALOG_TOKEN = saved;
+    }
+  });
+
+  it('refuses a catalog entry with neither a path nor a url, or a bad sha256, before listening', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'llama-dialog-catalog-'));
+    try {
+      const catalog = join(folder, 'catalog.json');
+      writeFileSync(catalog, JSON.stringify({ npc: { pinned: true } }));
+      const neither = collector();
+      expect(await runCli(['serve', '--port', '0', '--models', catalog], neither.io)).toBe(2);
+      expect(neither.err()).toContain('npc: give a path (a GGUF file) or a url to download it from');
+      writeFileSync(catalog, JSON.stringify({ npc: { url: 'hf:owner/repo/npc.gguf', sha256: 'abc' } }));
+      const badHash = collector();
+      expect(await runCli(['serve', '--port', '0', '--models', catalog], badHash.io)).toBe(2);
+      expect(badHash.err()).toContain('npc.sha256: must be 64 hex digits');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
     }
   });
 });

@@ -2,7 +2,7 @@
 // exactly what a client in another language sees.
 import { connect, type Socket } from 'node:net';
 import { FrameDecoder, decodeFramePayload, encodeFrame } from '../../src/server/frame-codec.js';
-import { TURN_EVENT_TYPES, type ServerMessage, type TurnEventMessage } from '../../src/server/protocol-messages.js';
+import { PROGRESS_EVENT_TYPES, TURN_EVENT_TYPES, type ServerMessage, type TurnEventMessage } from '../../src/server/protocol-messages.js';
 
 const WAIT_LIMIT_MS = 60_000;
 
@@ -77,7 +77,7 @@ export class WireClient {
   }
 
   answerTo(requestId: unknown): Promise<WireMessage> {
-    return this.waitFor((message) => message.requestId === requestId && !TURN_EVENT_TYPES.has(message.type));
+    return this.waitFor((message) => message.requestId === requestId && !TURN_EVENT_TYPES.has(message.type) && !PROGRESS_EVENT_TYPES.has(message.type));
   }
 
   /** Every turn event of a SendMessage, once its TurnComplete arrived. */

@@ -12,7 +12,9 @@ const TOKEN_VARIABLE = 'LLAMA_DIALOG_TOKEN';
 const catalogSchema = z.record(
   z.string().min(1),
   z.strictObject({
-    path: z.string().min(1),
+    path: z.string().min(1).optional(),
+    url: z.string().min(1).optional(),
+    sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex digits').optional(),
     pinned: z.boolean().optional(),
     gpuLayers: z.int().min(0).optional(),
     useMmap: z.boolean().optional(),
@@ -24,7 +26,7 @@ const catalogSchema = z.record(
     sharedPrefixSpawn: z.boolean().optional(),
     kvMemoryBudget: z.int().min(1).optional(),
     snapshotMemoryBudget: z.int().min(1).optional(),
-  }),
+  }).refine((entry) => entry.path !== undefined || entry.url !== undefined, { message: 'give a path (a GGUF file) or a url to download it from' }),
 );
 
 export const serveCommand = defineCommand({
@@ -42,7 +44,9 @@ Options:
                             needs a token
   --port <n>                TCP port (default ${DEFAULT_PORT}; 0 picks a free one, printed on start)
   --models <file>           model catalog JSON: { "name": { "path": "model.gguf", "pinned": false } };
-                            relative paths are relative to the catalog file. Agents may also name GGUF paths
+                            relative paths are relative to the catalog file. Agents may also name GGUF paths.
+                            { "url": "hf:owner/repo/file.gguf", "sha256": "..." } instead of a path: downloaded
+                            into the model cache (llama-dialog pull) before the first load
   --token <secret>          shared secret the client sends in Hello before anything else (default: the
                             ${TOKEN_VARIABLE} environment variable); never logged
   --grace-ms <n>            on shutdown, how long running turns may take to finish (default ${DEFAULT_GRACE_MS})
@@ -130,5 +134,7 @@ async function readCatalog(file: string): Promise<Record<string, z.output<typeof
     });
   }
   const base = dirname(resolve(file));
-  return Object.fromEntries(Object.entries(parsed.data).map(([name, entry]) => [name, { ...entry, path: resolve(base, entry.path) }]));
+  return Object.fromEntries(
+    Object.entries(parsed.data).map(([name, entry]) => [name, entry.path === undefined ? entry : { ...entry, path: resolve(base, entry.path) }]),
+  );
 }

@@ -2,6 +2,7 @@ import { connect as connectSocket, type Socket } from 'node:net';
 import { LlamaDialogError } from '../../errors.js';
 import { FrameDecoder, decodeFramePayload, encodeFrame } from '../frame-codec.js';
 import {
+  PROGRESS_EVENT_TYPES,
   PROTOCOL_VERSION,
   TURN_EVENT_TYPES,
   type ClientMessageInput,
@@ -41,6 +42,7 @@ export class ClientConnection {
   private readonly decoder = new FrameDecoder();
   private readonly pending = new Map<number, Pending>();
   private readonly turnListeners = new Map<number, (message: TurnEventMessage) => void>();
+  private readonly progressListeners = new Map<number, (message: ServerMessage) => void>();
   private readonly lostListeners = new Set<(error: LlamaDialogError) => void>();
   private requestCounter = 0;
   private lost = false;
@@ -112,6 +114,20 @@ export class ClientConnection {
    */
   request(message: Request): Promise<ServerMessage> {
     return this.send(message).promise;
+  }
+
+  /**
+   * Sends a request whose progress events (DownloadProgress) go to `onProgress` until its answer, which it resolves with.
+   * @throws LlamaDialogError the server's refusal, or ConnectionClosed.
+   */
+  async requestWithProgress(message: Request, onProgress: (message: ServerMessage) => void): Promise<ServerMessage> {
+    const { requestId, promise } = this.send(message);
+    this.progressListeners.set(requestId, onProgress);
+    try {
+      return await promise;
+    } finally {
+      this.progressListeners.delete(requestId);
+    }
   }
 
   /**
@@ -194,6 +210,10 @@ export class ClientConnection {
       if (requestId !== undefined) this.turnListeners.get(requestId)?.(message as TurnEventMessage);
       return;
     }
+    if (PROGRESS_EVENT_TYPES.has(message.type)) {
+      if (requestId !== undefined) this.progressListeners.get(requestId)?.(message);
+      return;
+    }
     const pending = requestId === undefined ? undefined : this.pending.get(requestId);
     if (message.type === 'ErrorResponse') {
       const error = fromWireError(message);
@@ -219,6 +239,7 @@ export class ClientConnection {
     const error = new LlamaDialogError('ConnectionClosed', `connection lost: ${this.closeReason}`);
     this.rejectEverything(error);
     this.turnListeners.clear();
+    this.progressListeners.clear();
     for (const listener of this.lostListeners) listener(error);
     this.resolveClosed(this.closeReason);
   }

@@ -8,6 +8,14 @@ import { RemoteAgent } from './remote-agent.js';
 /** A model loaded in the server process, as ListModels reports it. */
 export type RemoteModelStatus = WireLoadedModel;
 
+/** What DownloadModel answered: the file's path on the server, its size and sha256, and whether it was fetched now. */
+export interface RemoteDownloadResult {
+  path: string;
+  bytes: number;
+  sha256: string;
+  downloaded: boolean;
+}
+
 type SessionPhase = 'New' | 'Active' | 'Closed';
 
 /**
@@ -113,6 +121,28 @@ export class RemoteSession {
     );
     if (answer.type !== 'ModelLoaded') throw unexpected('ModelLoaded', answer.type);
     return answer.model;
+  }
+
+  /**
+   * Downloads a model into the server's model cache ahead of its first load: a catalog name with a url, or an
+   * address (`http(s)://...`, `hf:<owner>/<repo>/<file>`). `onProgress` hears the bytes on disk so far. Resolves with
+   * the file's path on the server (a model reference for loadModel and createAgent).
+   * @throws LlamaDialogError SessionNotReady; InvalidArgument; ModelNotFound; NotGguf; DiskFull; ChecksumMismatch;
+   *   ModelDownloadFailed.
+   */
+  async downloadModel(
+    name: string,
+    options: { sha256?: string; onProgress?: (progress: { bytesDone: number; bytesTotal: number | undefined }) => void } = {},
+  ): Promise<RemoteDownloadResult> {
+    const answer = await this.connection.requestWithProgress(
+      options.sha256 === undefined ? { type: 'DownloadModel', name } : { type: 'DownloadModel', name, sha256: options.sha256 },
+      (message) => {
+        if (message.type === 'DownloadProgress') options.onProgress?.({ bytesDone: message.bytesDone, bytesTotal: message.bytesTotal });
+      },
+    );
+    if (answer.type !== 'ModelDownloaded') throw unexpected('ModelDownloaded', answer.type);
+    const { path, bytes, sha256, downloaded } = answer;
+    return { path, bytes, sha256, downloaded };
   }
 
   /** @throws LlamaDialogError SessionNotReady. */
