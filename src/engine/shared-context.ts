@@ -7,7 +7,7 @@ import { LlamaDialogError } from '../errors.js';
 import { callNative, callNativeSync, type NativeSharedContextHandle } from '../native/binding.js';
 import type { Model } from './model.js';
 import { Sequence } from './sequence.js';
-import type { KvLayout, SharedInferenceContext } from './types.js';
+import type { KvLayout, SharedInferenceContext, SwaCacheKind } from './types.js';
 
 export class SharedContext implements SharedInferenceContext {
   /** The model it runs (kept alive by the shared context). */
@@ -17,6 +17,8 @@ export class SharedContext implements SharedInferenceContext {
   readonly kvLayout: KvLayout;
   readonly sequenceContextSize: number;
   readonly kvBytesPerCell: number;
+  /** Always `full`: a shared-prefix spawn copies every position of its source (see {@link SwaCacheKind}). */
+  readonly swaCache: SwaCacheKind = 'full';
   readonly #handle: NativeSharedContextHandle;
   readonly #live = new Set<Sequence>();
   #disposePromise: Promise<void> | undefined;

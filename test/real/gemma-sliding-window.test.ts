@@ -81,6 +81,10 @@ it('the model has a 512-token sliding window', () => {
   expect(model.info.architecture).toBe('gemma3');
 });
 
+it('refuses an unknown swaCache with a typed error', async () => {
+  await expect(model.createContext({ contextSize: 256, swaCache: 'half' as SwaCacheKind })).rejects.toMatchObject({ code: 'InvalidArgument' });
+});
+
 describe.each<[SwaCacheKind]>([['full'], ['window']])('a conversation longer than the window, swaCache %s', (swaCache) => {
   let context: Context;
 
