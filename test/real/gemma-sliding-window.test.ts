@@ -9,6 +9,7 @@
 // log-probabilities moved by up to 4.59 against a cold context (0.65 for the full cache): the tolerance check failed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadModel } from '../../src/engine/load-model.js';
+import { ErrorCode } from '../../src/errors.js';
 import type { Model } from '../../src/engine/model.js';
 import type { Context } from '../../src/engine/context.js';
 import type { SwaCacheKind } from '../../src/engine/types.js';
@@ -82,7 +83,7 @@ it('the model has a 512-token sliding window', () => {
 });
 
 it('refuses an unknown swaCache with a typed error', async () => {
-  await expect(model.createContext({ contextSize: 256, swaCache: 'half' as SwaCacheKind })).rejects.toMatchObject({ code: 'InvalidArgument' });
+  await expect(model.createContext({ contextSize: 256, swaCache: 'half' as SwaCacheKind })).rejects.toMatchObject({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(/swaCache/) });
 });
 
 describe.each<[SwaCacheKind]>([['full'], ['window']])('a conversation longer than the window, swaCache %s', (swaCache) => {
