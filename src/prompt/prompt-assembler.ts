@@ -119,7 +119,7 @@ export class PromptAssembler {
         }
       }
     }
-    return this.tokenizePieces(messages, pieces, warnings, segmentCacheUsed);
+    return this.tokenizePieces(messages, this.withGenerationScaffolding(messages, pieces), warnings, segmentCacheUsed);
   }
 
   private tokenizePieces(messages: readonly PromptMessage[], pieces: readonly string[], warnings: string[], segmentCacheUsed: boolean): AssembledPrompt {
@@ -185,28 +185,54 @@ export class PromptAssembler {
    * Renders the smallest window that holds transition `index` in the same position class — the first message, the
    * message before and the message itself — and returns the scaffolding piece found there. An interior piece's
    * window gets a trailing user message, because in a real prompt something always follows it (templates such as
-   * Qwen 3 render the last assistant message differently).
+   * Qwen 3 render the last assistant message differently). An assistant message before the piece, past the second
+   * position, gets a user message in front of it, as in a real prompt: templates with strict role alternation
+   * (Command-R, Gemma) refuse a window where an assistant message follows the system message directly.
    */
   private probePiece(messages: readonly PromptMessage[], index: number, addGenerationPrompt: boolean): string {
     const count = messages.length;
     const following: ChatMessage = { role: 'user', content: '' };
+    const before = (at: number): ChatMessage[] => {
+      const previous = messages[at]!;
+      return at >= 2 && previous.role === 'assistant' ? [following, previous] : [previous];
+    };
     let window: ChatMessage[];
-    let pieceIndex: number;
     if (index === count) {
-      window = index === 1 ? [messages[0]!] : [messages[0]!, messages[index - 1]!];
+      window = index === 1 ? [messages[0]!] : [messages[0]!, ...before(index - 1)];
       return this.renderPieces(window, addGenerationPrompt)[window.length]!;
     }
     if (index === 0) {
       window = [messages[0]!, following];
-      pieceIndex = 0;
-    } else if (index === 1) {
-      window = [messages[0]!, messages[1]!, following];
-      pieceIndex = 1;
-    } else {
-      window = [messages[0]!, messages[index - 1]!, messages[index]!, following];
-      pieceIndex = 2;
+      return this.renderPieces(window, false)[0]!;
     }
-    return this.renderPieces(window, false)[pieceIndex]!;
+    if (index === 1) {
+      window = [messages[0]!, messages[1]!, following];
+      return this.renderPieces(window, false)[1]!;
+    }
+    window = [messages[0]!, ...before(index - 1), messages[index]!, following];
+    return this.renderPieces(window, false)[window.length - 2]!;
+  }
+
+  /**
+   * A reply replayed from its ids follows the scaffolding its generation prompt put before it: the tail piece of the
+   * messages before it rendered with the generation prompt. Templates that render past replies differently from the
+   * generation prompt (Gemma 4 opens and closes an empty thought channel there, and leaves it out of history) would
+   * otherwise make every turn re-read the previous reply; this way the prompt shows each reply as the model saw it
+   * while writing it, and the KV cache keeps it.
+   */
+  private withGenerationScaffolding(messages: readonly PromptMessage[], pieces: string[]): string[] {
+    for (let index = 1; index < messages.length; index++) {
+      const message = messages[index]!;
+      if (message.role !== 'assistant' || message.replayTokens === undefined || message.replayTokens === null) continue;
+      const key = transitionKey(messages.slice(0, index), index, true);
+      let piece = this.pieceByTransition.get(key);
+      if (piece === undefined || this.wholePrompt) {
+        piece = this.wholePrompt ? this.renderPieces(messages.slice(0, index), true)[index]! : this.probePiece(messages.slice(0, index), index, true);
+        if (!this.wholePrompt) this.pieceByTransition.set(key, piece);
+      }
+      pieces[index] = piece;
+    }
+    return pieces;
   }
 
   /** Renders with sentinel contents and splits the text into the n + 1 scaffolding pieces. */

@@ -19,6 +19,15 @@ const SPECIALS = [
   '<bos>',
   '[INST]',
   '[/INST]',
+  '<|turn>',
+  '<turn|>',
+  '<|channel>',
+  '<channel|>',
+  '<|START_OF_TURN_TOKEN|>',
+  '<|END_OF_TURN_TOKEN|>',
+  '<|SYSTEM_TOKEN|>',
+  '<|USER_TOKEN|>',
+  '<|CHATBOT_TOKEN|>',
 ];
 
 /**
