@@ -135,6 +135,12 @@ export class ChatTemplateRenderer {
   readonly capabilities: Readonly<ChatTemplateCapabilities> = { toolRole: true, midConversationSystem: true };
   /** How conversations are reshaped before the Jinja template sees them (none for built-ins). */
   readonly adaptations: Readonly<ConversationShapeAdaptations> = NO_ADAPTATIONS;
+  /**
+   * What the generation prompt puts before a reply beyond what the template shows before a past reply (Gemma 4's
+   * empty thought channel `<|channel>thought\n<channel|>`), or null when both are the same (built-ins, most
+   * templates). Past replies replayed from their ids keep it (see PromptAssembler), so the KV cache is kept.
+   */
+  readonly generationOnlyScaffolding: string | null = null;
 
   private constructor(
     readonly source: ChatTemplateSource,
@@ -288,7 +294,36 @@ export class ChatTemplateRenderer {
       toolRole: this.probeFailure(TOOL_ROLE_PROBE, adaptations) === null,
       midConversationSystem: this.probeFailure(MID_SYSTEM_PROBE, adaptations) === null,
     };
-    if (notes.length > 0) self.warnings = notes.map((note) => `The chat template (${this.description}) is kept; conversation shape adapted: ${note}`);
+    const warnings = notes.map((note) => `The chat template (${this.description}) is kept; conversation shape adapted: ${note}`);
+    const extra = this.findGenerationOnlyScaffolding();
+    if (extra !== null) {
+      (this as { generationOnlyScaffolding: string | null }).generationOnlyScaffolding = extra;
+      warnings.push(
+        `The chat template (${this.description}) renders a past reply without the scaffolding its generation prompt put before it ` +
+          `(${JSON.stringify(extra)}): replies replayed from their token ids keep it, so the model sees each reply as it wrote it and normal turns keep the KV cache`,
+      );
+    }
+    if (warnings.length > 0) self.warnings = warnings;
+  }
+
+  /**
+   * Renders one exchange twice — ending in the generation prompt, and as history — and compares what stands between
+   * the user line and the reply: what the generation prompt adds, or null when it adds nothing.
+   */
+  private findGenerationOnlyScaffolding(): string | null {
+    const system: ChatMessage = { role: 'system', content: 'probe-system-text' };
+    const user: ChatMessage = { role: 'user', content: 'probe-user-text-1' };
+    const reply: ChatMessage = { role: 'assistant', content: 'probe-assistant-text-1' };
+    const next: ChatMessage = { role: 'user', content: 'probe-user-text-2' };
+    const generation = this.renderJinja(this.jinja!, adaptConversation([system, user], this.adaptations), true, undefined);
+    const history = this.renderJinja(this.jinja!, adaptConversation([system, user, reply, next], this.adaptations), false, undefined);
+    const generationTail = generation.slice(generation.indexOf(user.content) + user.content.length);
+    const historyStart = history.indexOf(user.content) + user.content.length;
+    const historyPiece = history.slice(historyStart, history.indexOf(reply.content, historyStart));
+    // Only an addition is replayed: a generation prompt that lacks part of the history's scaffolding (a template that
+    // ignores add_generation_prompt) is no prompt a reply should be replayed after.
+    if (generationTail.length <= historyPiece.length || !generationTail.startsWith(historyPiece)) return null;
+    return generationTail.slice(historyPiece.length);
   }
 
   /** Null when the probe renders with every content once, in order, under `adaptations`; else the error. */

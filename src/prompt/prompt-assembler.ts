@@ -19,6 +19,12 @@ export interface PromptAssemblerOptions {
   verify?: TemplateVerification;
   /** Content token cache, shareable between assemblers of one model (default: a private one). */
   contentCache?: TokenCache;
+  /**
+   * true (default): a reply replayed from its ids follows the scaffolding its generation prompt put before it, so
+   * the prompt shows it as the model saw it while writing it. false: past replies follow the template's rendering of
+   * history (where the two differ, e.g. Gemma 4, every turn re-reads the previous reply).
+   */
+  replayGenerationScaffolding?: boolean;
 }
 
 export interface AssembledPrompt {
@@ -60,6 +66,8 @@ export class PromptAssembler {
   private readonly tools: readonly ToolDefinition[] | undefined;
   private readonly verify: TemplateVerification;
   private readonly contentCache: TokenCache;
+  /** See {@link PromptAssemblerOptions.replayGenerationScaffolding}. */
+  readonly replayGenerationScaffolding: boolean;
   private readonly pieceTokens = new TokenCache(4096);
   private readonly pieceByTransition = new Map<string, string>();
   private wholePrompt = false;
@@ -71,6 +79,7 @@ export class PromptAssembler {
     this.tools = options.tools !== undefined && options.tools.length > 0 ? options.tools : undefined;
     this.verify = options.verify ?? 'newShapes';
     this.contentCache = options.contentCache ?? new TokenCache();
+    this.replayGenerationScaffolding = options.replayGenerationScaffolding ?? true;
   }
 
   /** True once the template proved not prefix-stable: every call then renders the whole prompt. */
@@ -221,6 +230,7 @@ export class PromptAssembler {
    * while writing it, and the KV cache keeps it.
    */
   private withGenerationScaffolding(messages: readonly PromptMessage[], pieces: string[]): string[] {
+    if (!this.replayGenerationScaffolding || this.renderer.generationOnlyScaffolding === null) return pieces;
     for (let index = 1; index < messages.length; index++) {
       const message = messages[index]!;
       if (message.role !== 'assistant' || message.replayTokens === undefined || message.replayTokens === null) continue;
