@@ -137,7 +137,7 @@ export class ChatTemplateRenderer {
   readonly adaptations: Readonly<ConversationShapeAdaptations> = NO_ADAPTATIONS;
   /**
    * What the generation prompt puts before a reply beyond what the template shows before a past reply (Gemma 4's
-   * empty thought channel `<|channel>thought\n<channel|>`), or null when both are the same (built-ins, most
+   * empty thought channel `<|channel>thought\n<channel|>`), or null when it adds nothing (built-ins, most
    * templates). Past replies replayed from their ids keep it (see PromptAssembler), so the KV cache is kept.
    */
   readonly generationOnlyScaffolding: string | null = null;

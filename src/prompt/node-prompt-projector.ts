@@ -301,8 +301,7 @@ export class NodePromptProjector {
             systemPromptChanged: settings.systemPrompt !== previous.systemPrompt,
             historyEdited,
             renderingChanged: rendering !== previous.rendering || this.assembler.fallbackToWholePrompt !== previous.wholePrompt,
-            replyRenderedDifferently:
-              !this.assembler.replayGenerationScaffolding && this.renderer.generationOnlyScaffolding !== null && this.ownReplyIds(dialog).length > 0,
+            replyRenderedDifferently: !this.assembler.replayGenerationScaffolding && assembled.replayedScaffoldingDiffers && this.ownReplyIds(dialog).length > 0,
           };
     this.previous = {
       tokens: assembled.tokens,

@@ -39,6 +39,11 @@ export interface AssembledPrompt {
   segmentCacheUsed: boolean;
   /** True when this assembler renders whole prompts because the template proved not prefix-stable. */
   fallbackToWholePrompt: boolean;
+  /**
+   * True when a reply replayed from its ids has a generation prompt scaffolding other than the template's history
+   * scaffolding (the former is used unless `replayGenerationScaffolding` is off).
+   */
+  replayedScaffoldingDiffers: boolean;
   warnings: string[];
 }
 
@@ -128,10 +133,16 @@ export class PromptAssembler {
         }
       }
     }
-    return this.tokenizePieces(messages, this.withGenerationScaffolding(messages, pieces), warnings, segmentCacheUsed);
+    const scaffoldingDiffers = this.withGenerationScaffolding(messages, pieces);
+    return { ...this.tokenizePieces(messages, pieces, warnings, segmentCacheUsed), replayedScaffoldingDiffers: scaffoldingDiffers };
   }
 
-  private tokenizePieces(messages: readonly PromptMessage[], pieces: readonly string[], warnings: string[], segmentCacheUsed: boolean): AssembledPrompt {
+  private tokenizePieces(
+    messages: readonly PromptMessage[],
+    pieces: readonly string[],
+    warnings: string[],
+    segmentCacheUsed: boolean,
+  ): Omit<AssembledPrompt, 'replayedScaffoldingDiffers'> {
     const parts: Int32Array[] = [];
     const messageTokenCounts: number[] = [];
     let total = 0;
@@ -224,25 +235,31 @@ export class PromptAssembler {
 
   /**
    * A reply replayed from its ids follows the scaffolding its generation prompt put before it: the tail piece of the
-   * messages before it rendered with the generation prompt. Templates that render past replies differently from the
-   * generation prompt (Gemma 4 opens and closes an empty thought channel there, and leaves it out of history) would
-   * otherwise make every turn re-read the previous reply; this way the prompt shows each reply as the model saw it
-   * while writing it, and the KV cache keeps it.
+   * messages before it rendered with the generation prompt. Where a template renders past replies differently — Gemma
+   * 4's generation prompt opens and closes an empty thought channel that history leaves out; a second reply of one
+   * turn, merged into the first for a template with strict alternation, was written after a fresh assistant header —
+   * the prompt would otherwise re-read the reply on every turn; this way it shows each reply as the model saw it
+   * while writing it, and the KV cache keeps it. Returns whether any replayed reply's two scaffoldings differ.
    */
-  private withGenerationScaffolding(messages: readonly PromptMessage[], pieces: string[]): string[] {
-    if (!this.replayGenerationScaffolding || this.renderer.generationOnlyScaffolding === null) return pieces;
+  private withGenerationScaffolding(messages: readonly PromptMessage[], pieces: string[]): boolean {
+    let differs = false;
     for (let index = 1; index < messages.length; index++) {
       const message = messages[index]!;
       if (message.role !== 'assistant' || message.replayTokens === undefined || message.replayTokens === null) continue;
-      const key = transitionKey(messages.slice(0, index), index, true);
-      let piece = this.pieceByTransition.get(key);
-      if (piece === undefined || this.wholePrompt) {
-        piece = this.wholePrompt ? this.renderPieces(messages.slice(0, index), true)[index]! : this.probePiece(messages.slice(0, index), index, true);
-        if (!this.wholePrompt) this.pieceByTransition.set(key, piece);
+      const before = messages.slice(0, index);
+      let piece: string;
+      if (this.wholePrompt) {
+        piece = this.renderPieces(before, true)[index]!;
+      } else {
+        const key = transitionKey(before, index, true);
+        piece = this.pieceByTransition.get(key) ?? this.probePiece(before, index, true);
+        this.pieceByTransition.set(key, piece);
       }
-      pieces[index] = piece;
+      if (piece === pieces[index]) continue;
+      differs = true;
+      if (this.replayGenerationScaffolding) pieces[index] = piece;
     }
-    return pieces;
+    return differs;
   }
 
   /** Renders with sentinel contents and splits the text into the n + 1 scaffolding pieces. */

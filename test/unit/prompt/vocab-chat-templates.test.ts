@@ -110,22 +110,25 @@ describe('chat templates of the vocabulary GGUFs in llama.cpp models/', () => {
         const assembler = new PromptAssembler({ renderer, tokenizer, verify: 'always' });
         const history: PromptMessage[] = [S];
         let misses = 0;
-        let previous: { tokens: Int32Array; reply: Int32Array } | null = null;
+        let checked = 0;
+        const previous = new Map<string, { tokens: Int32Array; reply: Int32Array }>();
         for (let turn = 0; turn < 12; turn++) {
           history.push(u(sentence(random, 6)));
           for (const node of turn % 3 === 2 ? ['first', 'second'] : ['first']) {
             const prompt = assembler.assemble(history).tokens;
-            if (node === 'first' && previous !== null) {
-              const expected = [...previous.tokens, ...previous.reply];
+            const before = previous.get(node);
+            if (before !== undefined) {
+              checked++;
+              const expected = [...before.tokens, ...before.reply];
               if (Array.from(prompt.subarray(0, expected.length)).join() !== expected.join()) misses++;
             }
             const text = sentence(random, 5);
             const reply = tokenizer.tokenize(text);
             history.push({ role: 'assistant', content: text, replayTokens: reply });
-            // The second node's reply is the last of the turn: the next turn's first prompt extends the first node's.
-            if (node === 'first') previous = { tokens: prompt, reply };
+            previous.set(node, { tokens: prompt, reply });
           }
         }
+        expect(checked).toBe(14);
         expect(misses).toBe(0);
       });
     });
