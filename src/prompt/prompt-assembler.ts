@@ -2,6 +2,7 @@ import type { Tokenizer } from '../engine/types.js';
 import { LlamaDialogError } from '../errors.js';
 import type { ChatMessage, ChatRole, PromptMessage, ToolDefinition } from './chat-message.js';
 import type { ChatTemplateRenderer } from './chat-template-renderer.js';
+import { SHAPE_JOINER } from './conversation-shape-adapter.js';
 import { TokenCache } from './token-cache.js';
 
 /** When to compare the cached scaffolding against a whole-prompt render (costly: O(prompt) template work). */
@@ -49,6 +50,8 @@ export interface AssembledPrompt {
 
 const SENTINEL_PREFIX = 'LlAmAdIaLoGsEnTiNeL';
 
+const EMPTY_TOKENS = new Int32Array(0);
+
 /**
  * Turns chat messages into the exact tokens a model decodes, token-exact and prefix-stable:
  *
@@ -76,6 +79,8 @@ export class PromptAssembler {
   private readonly pieceTokens = new TokenCache(4096);
   private readonly pieceByTransition = new Map<string, string>();
   private wholePrompt = false;
+  /** The vocabulary's lone space-prefix token (SentencePiece `▁`) or null; undefined until first needed. */
+  private spacePrefixToken: number | null | undefined;
   private readonly pendingWarnings: string[] = [];
 
   constructor(options: PromptAssemblerOptions) {
@@ -148,11 +153,12 @@ export class PromptAssembler {
     let total = 0;
     for (let index = 0; index < messages.length; index++) {
       const message = messages[index]!;
-      const head = index === 0 ? this.firstPieceTokens(pieces[0]!) : this.pieceTokensOf(pieces[index]!);
-      const body =
-        message.replayTokens !== undefined && message.replayTokens !== null && message.role === 'assistant'
-          ? message.replayTokens
-          : this.contentTokens(message.content);
+      const replayed = message.replayTokens !== undefined && message.replayTokens !== null && message.role === 'assistant';
+      // A merge or fold joiner sits between two raw texts: tokenized with the text after it, as a whole-text
+      // tokenizer would split it (a BPE pre-tokenizer splits `\n\n` + word differently from `\n\n` alone).
+      const joined = index > 0 && !replayed && pieces[index] === SHAPE_JOINER;
+      const head = index === 0 ? this.firstPieceTokens(pieces[0]!) : joined ? EMPTY_TOKENS : this.pieceTokensOf(pieces[index]!);
+      const body = replayed ? message.replayTokens! : joined ? this.joinedContentTokens(message.content) : this.contentTokens(message.content);
       parts.push(head, body);
       messageTokenCounts.push(head.length + body.length);
       total += head.length + body.length;
@@ -168,6 +174,19 @@ export class PromptAssembler {
       offset += part.length;
     }
     return { tokens, messageTokenCounts, segmentCacheUsed, fallbackToWholePrompt: this.wholePrompt, warnings };
+  }
+
+  /**
+   * Tokens of a joiner and the content after it. A SentencePiece vocabulary with a space prefix starts every raw text
+   * with a lone `▁` before a newline, which whole-text tokenization of `previous\n\ncontent` has not: it is dropped.
+   */
+  private joinedContentTokens(content: string): Int32Array {
+    const tokens = this.contentTokens(`${SHAPE_JOINER}${content}`);
+    if (this.spacePrefixToken === undefined) {
+      const newline = this.tokenizer.tokenize('\n', { addSpecial: false, parseSpecial: false });
+      this.spacePrefixToken = newline.length === 2 && this.tokenizer.detokenize(newline.subarray(0, 1)).trim() === '' ? newline[0]! : null;
+    }
+    return this.spacePrefixToken !== null && tokens[0] === this.spacePrefixToken ? tokens.subarray(1) : tokens;
   }
 
   /** The prompt's first piece: BOS is added by the tokenizer unless the template printed it. */
