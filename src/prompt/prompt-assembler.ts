@@ -265,13 +265,13 @@ export class PromptAssembler {
     for (let index = 1; index < messages.length; index++) {
       const message = messages[index]!;
       if (message.role !== 'assistant' || message.replayTokens === undefined || message.replayTokens === null) continue;
-      const before = messages.slice(0, index);
       let piece: string;
       if (this.wholePrompt) {
-        piece = this.renderPieces(before, true)[index]!;
+        piece = this.renderPieces(messages.slice(0, index), true)[index]!;
       } else {
-        const key = transitionKey(before, index, true);
-        piece = this.pieceByTransition.get(key) ?? this.probePiece(before, index, true);
+        // The tail key of the messages before the reply, built without copying them (one lookup per replayed reply).
+        const key = tailKey(messages[0]!.role, messages[index - 1]!.role, index, true);
+        piece = this.pieceByTransition.get(key) ?? this.probePiece(messages.slice(0, index), index, true);
         this.pieceByTransition.set(key, piece);
       }
       if (piece === pieces[index]) continue;
@@ -315,6 +315,11 @@ function transitionKey(messages: readonly ChatMessage[], index: number, addGener
   const first: ChatRole = messages[0]!.role;
   if (index === 0) return `^${first}`;
   const previous = messages[index - 1]!.role;
-  if (index === count) return `${first}|${previous}>$${addGenerationPrompt ? 'gen' : 'end'}${index === 1 ? '@1' : ''}`;
+  if (index === count) return tailKey(first, previous, index, addGenerationPrompt);
   return `${first}|${previous}>${messages[index]!.role}${index === 1 ? '@1' : ''}`;
+}
+
+/** Cache key of the trailing piece after `count` messages (first and last roles given). */
+function tailKey(first: ChatRole, last: ChatRole, count: number, addGenerationPrompt: boolean): string {
+  return `${first}|${last}>$${addGenerationPrompt ? 'gen' : 'end'}${count === 1 ? '@1' : ''}`;
 }
