@@ -320,8 +320,8 @@ export class ChatTemplateRenderer {
     const generationTail = generation.slice(generation.indexOf(user.content) + user.content.length);
     const historyStart = history.indexOf(user.content) + user.content.length;
     const historyPiece = history.slice(historyStart, history.indexOf(reply.content, historyStart));
-    // Only an addition is replayed: a generation prompt that lacks part of the history's scaffolding (a template that
-    // ignores add_generation_prompt) is no prompt a reply should be replayed after.
+    // Named only when the generation prompt adds scaffolding (the warning's subject); the assembler replays whatever
+    // the generation prompt held in any case, since that is what the model saw.
     if (generationTail.length <= historyPiece.length || !generationTail.startsWith(historyPiece)) return null;
     return generationTail.slice(historyPiece.length);
   }
