@@ -118,14 +118,20 @@ export class PromptAssembler {
     const warnings = this.pendingWarnings.splice(0);
     let pieces: string[];
     let segmentCacheUsed = false;
+    let scaffoldingDiffers: boolean;
     if (this.wholePrompt) {
       pieces = this.renderPieces(messages, addGenerationPrompt);
+      scaffoldingDiffers = this.withGenerationScaffolding(messages, pieces);
     } else {
       const lookup = this.cachedPieces(messages, addGenerationPrompt);
       pieces = lookup.pieces;
       segmentCacheUsed = lookup.probed === 0;
+      scaffoldingDiffers = this.withGenerationScaffolding(messages, pieces);
       if (this.verify === 'always' || (this.verify === 'newShapes' && lookup.probed > 0)) {
+        // Compared after the replayed replies took their generation scaffolding on both sides: a template that renders
+        // its last reply differently (Qwen 3's empty think block) differs only where that scaffolding replaces it.
         const whole = this.renderPieces(messages, addGenerationPrompt);
+        this.withGenerationScaffolding(messages, whole);
         const mismatch = whole.findIndex((piece, index) => piece !== pieces[index]);
         if (mismatch >= 0) {
           this.wholePrompt = true;
@@ -138,7 +144,6 @@ export class PromptAssembler {
         }
       }
     }
-    const scaffoldingDiffers = this.withGenerationScaffolding(messages, pieces);
     return { ...this.tokenizePieces(messages, pieces, warnings, segmentCacheUsed), replayedScaffoldingDiffers: scaffoldingDiffers };
   }
 
