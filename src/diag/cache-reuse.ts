@@ -9,6 +9,9 @@ import type { ProjectionDiagnostics } from '../prompt/node-prompt-projector.js';
  * - previousTurnNotReplayed: the previous prompt showed something later prompts never replay: the current turn's
  *   framing (node Template, knowledge), a hidden (`None`) reply of an earlier node of that turn, or this node's own
  *   hidden reply.
+ * - replyRenderedDifferently: the template renders a past reply without the scaffolding its generation prompt put
+ *   before it (Gemma 4's empty thought channel), and the node follows the template's rendering of history
+ *   (`replayGenerationScaffolding: false`), so the previous reply is re-read.
  * - cacheReleased: `releaseCache()` freed the KV memory.
  * - snapshotDropped: the model's KV budget had moved this cache to a RAM snapshot, and the snapshot budget dropped it.
  * - unknown: fewer tokens reused than expected, no cause seen.
@@ -21,6 +24,7 @@ export type CacheMissCause =
   | 'historyEdited'
   | 'templateChanged'
   | 'previousTurnNotReplayed'
+  | 'replyRenderedDifferently'
   | 'cacheReleased'
   | 'snapshotDropped'
   | 'unknown';
@@ -40,5 +44,6 @@ export function projectionMissCause(
   if (changes.systemPromptChanged) return 'systemPromptChanged';
   if (changes.historyEdited) return 'historyEdited';
   if (changes.renderingChanged) return 'templateChanged';
+  if (changes.replyRenderedDifferently) return 'replyRenderedDifferently';
   return 'previousTurnNotReplayed';
 }

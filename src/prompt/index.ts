@@ -5,7 +5,9 @@ export {
   type ChatTemplateCapabilities,
   type ChatTemplateRendererOptions,
   type ChatTemplateSource,
+  type ModelTemplateOptions,
 } from './chat-template-renderer.js';
+export { adaptConversation, type ConversationShapeAdaptations } from './conversation-shape-adapter.js';
 export { BUILTIN_TEMPLATE_FAMILIES, detectTemplateFamily, renderBuiltinTemplate, type BuiltinTemplateFamily } from './builtin-chat-templates.js';
 export { PromptAssembler, type AssembledPrompt, type PromptAssemblerOptions, type TemplateVerification } from './prompt-assembler.js';
 export { TokenCache } from './token-cache.js';

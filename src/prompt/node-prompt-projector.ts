@@ -44,6 +44,8 @@ export interface NodePromptProjectorOptions {
   verifyTemplate?: TemplateVerification;
   /** Content token cache shared by the nodes of one model (default: private). */
   contentCache?: TokenCache;
+  /** See PromptAssemblerOptions.replayGenerationScaffolding (default true). */
+  replayGenerationScaffolding?: boolean;
 }
 
 export interface ProjectOptions {
@@ -70,6 +72,11 @@ export interface ProjectionChanges {
   historyEdited: boolean;
   /** Template, placement, input slot, tool result limit or the whole-prompt fallback differ. */
   renderingChanged: boolean;
+  /**
+   * The previous reply is shown without the scaffolding its generation prompt put before it (the template renders
+   * past replies differently and `replayGenerationScaffolding` is off).
+   */
+  replyRenderedDifferently: boolean;
 }
 
 export interface ProjectionDiagnostics {
@@ -140,6 +147,7 @@ const NO_CHANGES: ProjectionChanges = {
   systemPromptChanged: false,
   historyEdited: false,
   renderingChanged: false,
+  replyRenderedDifferently: false,
 };
 
 /**
@@ -176,6 +184,7 @@ export class NodePromptProjector {
       ...(options.tools === undefined ? {} : { tools: options.tools }),
       ...(options.verifyTemplate === undefined ? {} : { verify: options.verifyTemplate }),
       contentCache: options.contentCache ?? new TokenCache(),
+      ...(options.replayGenerationScaffolding === undefined ? {} : { replayGenerationScaffolding: options.replayGenerationScaffolding }),
     });
     this.modelId = options.modelId ?? null;
     this.maintainHistory = options.maintainHistory ?? true;
@@ -292,6 +301,7 @@ export class NodePromptProjector {
             systemPromptChanged: settings.systemPrompt !== previous.systemPrompt,
             historyEdited,
             renderingChanged: rendering !== previous.rendering || this.assembler.fallbackToWholePrompt !== previous.wholePrompt,
+            replyRenderedDifferently: !this.assembler.replayGenerationScaffolding && assembled.replayedScaffoldingDiffers && this.ownReplyIds(dialog).length > 0,
           };
     this.previous = {
       tokens: assembled.tokens,

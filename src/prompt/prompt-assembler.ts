@@ -2,6 +2,7 @@ import type { Tokenizer } from '../engine/types.js';
 import { LlamaDialogError } from '../errors.js';
 import type { ChatMessage, ChatRole, PromptMessage, ToolDefinition } from './chat-message.js';
 import type { ChatTemplateRenderer } from './chat-template-renderer.js';
+import { SHAPE_JOINER } from './conversation-shape-adapter.js';
 import { TokenCache } from './token-cache.js';
 
 /** When to compare the cached scaffolding against a whole-prompt render (costly: O(prompt) template work). */
@@ -19,6 +20,12 @@ export interface PromptAssemblerOptions {
   verify?: TemplateVerification;
   /** Content token cache, shareable between assemblers of one model (default: a private one). */
   contentCache?: TokenCache;
+  /**
+   * true (default): a reply replayed from its ids follows the scaffolding its generation prompt put before it, so
+   * the prompt shows it as the model saw it while writing it. false: past replies follow the template's rendering of
+   * history (where the two differ, e.g. Gemma 4, every turn re-reads the previous reply).
+   */
+  replayGenerationScaffolding?: boolean;
 }
 
 export interface AssembledPrompt {
@@ -33,10 +40,17 @@ export interface AssembledPrompt {
   segmentCacheUsed: boolean;
   /** True when this assembler renders whole prompts because the template proved not prefix-stable. */
   fallbackToWholePrompt: boolean;
+  /**
+   * True when a reply replayed from its ids has a generation prompt scaffolding other than the template's history
+   * scaffolding (the former is used unless `replayGenerationScaffolding` is off).
+   */
+  replayedScaffoldingDiffers: boolean;
   warnings: string[];
 }
 
 const SENTINEL_PREFIX = 'LlAmAdIaLoGsEnTiNeL';
+
+const EMPTY_TOKENS = new Int32Array(0);
 
 /**
  * Turns chat messages into the exact tokens a model decodes, token-exact and prefix-stable:
@@ -60,9 +74,13 @@ export class PromptAssembler {
   private readonly tools: readonly ToolDefinition[] | undefined;
   private readonly verify: TemplateVerification;
   private readonly contentCache: TokenCache;
+  /** See {@link PromptAssemblerOptions.replayGenerationScaffolding}. */
+  readonly replayGenerationScaffolding: boolean;
   private readonly pieceTokens = new TokenCache(4096);
   private readonly pieceByTransition = new Map<string, string>();
   private wholePrompt = false;
+  /** The vocabulary's lone space-prefix token (SentencePiece `▁`) or null; undefined until first needed. */
+  private spacePrefixToken: number | null | undefined;
   private readonly pendingWarnings: string[] = [];
 
   constructor(options: PromptAssemblerOptions) {
@@ -71,6 +89,7 @@ export class PromptAssembler {
     this.tools = options.tools !== undefined && options.tools.length > 0 ? options.tools : undefined;
     this.verify = options.verify ?? 'newShapes';
     this.contentCache = options.contentCache ?? new TokenCache();
+    this.replayGenerationScaffolding = options.replayGenerationScaffolding ?? true;
   }
 
   /** True once the template proved not prefix-stable: every call then renders the whole prompt. */
@@ -99,14 +118,20 @@ export class PromptAssembler {
     const warnings = this.pendingWarnings.splice(0);
     let pieces: string[];
     let segmentCacheUsed = false;
+    let scaffoldingDiffers: boolean;
     if (this.wholePrompt) {
       pieces = this.renderPieces(messages, addGenerationPrompt);
+      scaffoldingDiffers = this.withGenerationScaffolding(messages, pieces);
     } else {
       const lookup = this.cachedPieces(messages, addGenerationPrompt);
       pieces = lookup.pieces;
       segmentCacheUsed = lookup.probed === 0;
+      scaffoldingDiffers = this.withGenerationScaffolding(messages, pieces);
       if (this.verify === 'always' || (this.verify === 'newShapes' && lookup.probed > 0)) {
+        // Compared after the replayed replies took their generation scaffolding on both sides: a template that renders
+        // its last reply differently (Qwen 3's empty think block) differs only where that scaffolding replaces it.
         const whole = this.renderPieces(messages, addGenerationPrompt);
+        this.withGenerationScaffolding(messages, whole);
         const mismatch = whole.findIndex((piece, index) => piece !== pieces[index]);
         if (mismatch >= 0) {
           this.wholePrompt = true;
@@ -119,20 +144,26 @@ export class PromptAssembler {
         }
       }
     }
-    return this.tokenizePieces(messages, pieces, warnings, segmentCacheUsed);
+    return { ...this.tokenizePieces(messages, pieces, warnings, segmentCacheUsed), replayedScaffoldingDiffers: scaffoldingDiffers };
   }
 
-  private tokenizePieces(messages: readonly PromptMessage[], pieces: readonly string[], warnings: string[], segmentCacheUsed: boolean): AssembledPrompt {
+  private tokenizePieces(
+    messages: readonly PromptMessage[],
+    pieces: readonly string[],
+    warnings: string[],
+    segmentCacheUsed: boolean,
+  ): Omit<AssembledPrompt, 'replayedScaffoldingDiffers'> {
     const parts: Int32Array[] = [];
     const messageTokenCounts: number[] = [];
     let total = 0;
     for (let index = 0; index < messages.length; index++) {
       const message = messages[index]!;
-      const head = index === 0 ? this.firstPieceTokens(pieces[0]!) : this.pieceTokensOf(pieces[index]!);
-      const body =
-        message.replayTokens !== undefined && message.replayTokens !== null && message.role === 'assistant'
-          ? message.replayTokens
-          : this.contentTokens(message.content);
+      const replayed = message.replayTokens !== undefined && message.replayTokens !== null && message.role === 'assistant';
+      // A merge or fold joiner sits between two raw texts: tokenized with the text after it, as a whole-text
+      // tokenizer would split it (a BPE pre-tokenizer splits `\n\n` + word differently from `\n\n` alone).
+      const joined = index > 0 && !replayed && pieces[index] === SHAPE_JOINER;
+      const head = index === 0 ? this.firstPieceTokens(pieces[0]!) : joined ? EMPTY_TOKENS : this.pieceTokensOf(pieces[index]!);
+      const body = replayed ? message.replayTokens! : joined ? this.joinedContentTokens(message.content) : this.contentTokens(message.content);
       parts.push(head, body);
       messageTokenCounts.push(head.length + body.length);
       total += head.length + body.length;
@@ -148,6 +179,19 @@ export class PromptAssembler {
       offset += part.length;
     }
     return { tokens, messageTokenCounts, segmentCacheUsed, fallbackToWholePrompt: this.wholePrompt, warnings };
+  }
+
+  /**
+   * Tokens of a joiner and the content after it. A SentencePiece vocabulary with a space prefix starts every raw text
+   * with a lone `▁` before a newline, which whole-text tokenization of `previous\n\ncontent` has not: it is dropped.
+   */
+  private joinedContentTokens(content: string): Int32Array {
+    const tokens = this.contentTokens(`${SHAPE_JOINER}${content}`);
+    if (this.spacePrefixToken === undefined) {
+      const newline = this.tokenizer.tokenize('\n', { addSpecial: false, parseSpecial: false });
+      this.spacePrefixToken = newline.length === 2 && this.tokenizer.detokenize(newline.subarray(0, 1)).trim() === '' ? newline[0]! : null;
+    }
+    return this.spacePrefixToken !== null && tokens[0] === this.spacePrefixToken ? tokens.subarray(1) : tokens;
   }
 
   /** The prompt's first piece: BOS is added by the tokenizer unless the template printed it. */
@@ -185,28 +229,61 @@ export class PromptAssembler {
    * Renders the smallest window that holds transition `index` in the same position class — the first message, the
    * message before and the message itself — and returns the scaffolding piece found there. An interior piece's
    * window gets a trailing user message, because in a real prompt something always follows it (templates such as
-   * Qwen 3 render the last assistant message differently).
+   * Qwen 3 render the last assistant message differently). An assistant message before the piece, past the second
+   * position, gets a user message in front of it, as in a real prompt: templates with strict role alternation
+   * (Command-R, Gemma) refuse a window where an assistant message follows the system message directly.
    */
   private probePiece(messages: readonly PromptMessage[], index: number, addGenerationPrompt: boolean): string {
     const count = messages.length;
     const following: ChatMessage = { role: 'user', content: '' };
+    const before = (at: number): ChatMessage[] => {
+      const previous = messages[at]!;
+      return at >= 2 && previous.role === 'assistant' ? [following, previous] : [previous];
+    };
     let window: ChatMessage[];
-    let pieceIndex: number;
     if (index === count) {
-      window = index === 1 ? [messages[0]!] : [messages[0]!, messages[index - 1]!];
+      window = index === 1 ? [messages[0]!] : [messages[0]!, ...before(index - 1)];
       return this.renderPieces(window, addGenerationPrompt)[window.length]!;
     }
     if (index === 0) {
       window = [messages[0]!, following];
-      pieceIndex = 0;
-    } else if (index === 1) {
-      window = [messages[0]!, messages[1]!, following];
-      pieceIndex = 1;
-    } else {
-      window = [messages[0]!, messages[index - 1]!, messages[index]!, following];
-      pieceIndex = 2;
+      return this.renderPieces(window, false)[0]!;
     }
-    return this.renderPieces(window, false)[pieceIndex]!;
+    if (index === 1) {
+      window = [messages[0]!, messages[1]!, following];
+      return this.renderPieces(window, false)[1]!;
+    }
+    window = [messages[0]!, ...before(index - 1), messages[index]!, following];
+    return this.renderPieces(window, false)[window.length - 2]!;
+  }
+
+  /**
+   * A reply replayed from its ids follows the scaffolding its generation prompt put before it: the tail piece of the
+   * messages before it rendered with the generation prompt. Where a template renders past replies differently — Gemma
+   * 4's generation prompt opens and closes an empty thought channel that history leaves out; a second reply of one
+   * turn, merged into the first for a template with strict alternation, was written after a fresh assistant header —
+   * the prompt would otherwise re-read the reply on every turn; this way it shows each reply as the model saw it
+   * while writing it, and the KV cache keeps it. Returns whether any replayed reply's two scaffoldings differ.
+   */
+  private withGenerationScaffolding(messages: readonly PromptMessage[], pieces: string[]): boolean {
+    let differs = false;
+    for (let index = 1; index < messages.length; index++) {
+      const message = messages[index]!;
+      if (message.role !== 'assistant' || message.replayTokens === undefined || message.replayTokens === null) continue;
+      let piece: string;
+      if (this.wholePrompt) {
+        piece = this.renderPieces(messages.slice(0, index), true)[index]!;
+      } else {
+        // The tail key of the messages before the reply, built without copying them (one lookup per replayed reply).
+        const key = tailKey(messages[0]!.role, messages[index - 1]!.role, index, true);
+        piece = this.pieceByTransition.get(key) ?? this.probePiece(messages.slice(0, index), index, true);
+        this.pieceByTransition.set(key, piece);
+      }
+      if (piece === pieces[index]) continue;
+      differs = true;
+      if (this.replayGenerationScaffolding) pieces[index] = piece;
+    }
+    return differs;
   }
 
   /** Renders with sentinel contents and splits the text into the n + 1 scaffolding pieces. */
@@ -243,6 +320,11 @@ function transitionKey(messages: readonly ChatMessage[], index: number, addGener
   const first: ChatRole = messages[0]!.role;
   if (index === 0) return `^${first}`;
   const previous = messages[index - 1]!.role;
-  if (index === count) return `${first}|${previous}>$${addGenerationPrompt ? 'gen' : 'end'}${index === 1 ? '@1' : ''}`;
+  if (index === count) return tailKey(first, previous, index, addGenerationPrompt);
   return `${first}|${previous}>${messages[index]!.role}${index === 1 ? '@1' : ''}`;
+}
+
+/** Cache key of the trailing piece after `count` messages (first and last roles given). */
+function tailKey(first: ChatRole, last: ChatRole, count: number, addGenerationPrompt: boolean): string {
+  return `${first}|${last}>$${addGenerationPrompt ? 'gen' : 'end'}${count === 1 ? '@1' : ''}`;
 }

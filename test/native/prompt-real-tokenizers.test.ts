@@ -32,8 +32,10 @@ const cases = [
   { vocab: 'llama-bpe', template: null, expected: 'builtin:llama3' },
   { vocab: 'llama-bpe', template: 'meta-llama-Llama-3.1-8B-Instruct.jinja', expected: 'custom' },
   { vocab: 'qwen2', template: null, expected: 'gguf' },
-  // The phi-3 vocab's own template refuses a shape dialogs produce: the built-in phi3 format takes over.
-  { vocab: 'phi-3', template: null, expected: 'builtin:phi3' },
+  // The phi-3 vocab's own template drops the system message: it is kept, the system text folded into the first user turn.
+  { vocab: 'phi-3', template: null, expected: 'gguf' },
+  // Command-R's own template raises on consecutive messages of one role: it is kept, such messages merged.
+  { vocab: 'command-r', template: null, expected: 'gguf' },
 ];
 
 describe.each(cases)('real tokenizer $vocab with template $template', ({ vocab, template, expected }) => {

@@ -89,13 +89,29 @@ describe('ChatTemplateRenderer', () => {
     expect(renderer.warnings[0]).toMatch(/cannot be used/);
   });
 
-  it('falls back when the GGUF template raises on a shape dialogs produce (strict role alternation)', () => {
+  it('keeps a GGUF template that raises on consecutive messages of one role, merging them instead', () => {
     const strict =
       "{% for message in messages %}{% if loop.index0 > 0 and message.role == messages[loop.index0 - 1].role %}{{ raise_exception('roles must alternate') }}{% endif %}" +
       "<start_of_turn>{{ message.role }}\n{{ message.content }}<end_of_turn>\n{% endfor %}";
     const renderer = ChatTemplateRenderer.forModel(modelInfo(strict), new FakeTokenizer());
-    expect(renderer.description).toBe('builtin:gemma');
-    expect(renderer.warnings[0]).toMatch(/roles must alternate/);
+    expect(renderer.description).toBe('gguf');
+    expect(renderer.adaptations).toEqual({ foldSystem: false, mergeRoles: ['user', 'assistant'] });
+    expect(renderer.warnings).toHaveLength(2);
+    expect(renderer.warnings[0]).toMatch(/consecutive user messages merged .*roles must alternate/);
+    expect(renderer.warnings[1]).toMatch(/consecutive assistant messages merged/);
+    const text = renderer.render([
+      { role: 'user', content: 'A' },
+      { role: 'user', content: 'B' },
+      { role: 'assistant', content: 'C' },
+    ]);
+    expect(text).toBe('<start_of_turn>user\nA\n\nB<end_of_turn>\n<start_of_turn>assistant\nC<end_of_turn>\n');
+  });
+
+  it('falls back to a built-in format of its own family only when even the adapted shapes fail', () => {
+    const hopeless = "<|START_OF_TURN_TOKEN|><|USER_TOKEN|>{% if messages|length > 2 %}{{ raise_exception('too long') }}{% endif %}";
+    const renderer = ChatTemplateRenderer.forModel(modelInfo(hopeless), new FakeTokenizer());
+    expect(renderer.description).toBe('builtin:command-r');
+    expect(renderer.warnings[0]).toMatch(/too long.*its own family/);
   });
 
   it('picks a family from the vocabulary when the model has no template', () => {

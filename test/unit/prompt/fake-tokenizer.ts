@@ -1,7 +1,7 @@
 import type { TokenizeOptions, Tokenizer } from '../../../src/engine/types.js';
 
 /** Special tokens the fake vocabulary knows (ids 1..n in this order). */
-const SPECIALS = [
+export const FAKE_SPECIALS: readonly string[] = [
   '<s>',
   '</s>',
   '<|im_start|>',
@@ -19,6 +19,15 @@ const SPECIALS = [
   '<bos>',
   '[INST]',
   '[/INST]',
+  '<|turn>',
+  '<turn|>',
+  '<|channel>',
+  '<channel|>',
+  '<|START_OF_TURN_TOKEN|>',
+  '<|END_OF_TURN_TOKEN|>',
+  '<|SYSTEM_TOKEN|>',
+  '<|USER_TOKEN|>',
+  '<|CHATBOT_TOKEN|>',
 ];
 
 /**
@@ -33,11 +42,13 @@ export class FakeTokenizer implements Tokenizer {
   private readonly ids = new Map<string, number>();
   private readonly pieces: string[] = [''];
   private readonly specialPattern: RegExp;
+  private readonly specialCount: number;
   calls = 0;
 
   constructor(private readonly options: { addBos?: boolean; specials?: readonly string[] } = {}) {
-    const specials = options.specials ?? SPECIALS;
+    const specials = options.specials ?? FAKE_SPECIALS;
     for (const special of specials) this.idOf(special);
+    this.specialCount = specials.length;
     this.bos = this.ids.get('<s>') ?? -1;
     this.eos = this.ids.get('</s>') ?? -1;
     this.specialPattern = new RegExp(`(${specials.map((item) => item.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`);
@@ -70,7 +81,7 @@ export class FakeTokenizer implements Tokenizer {
     for (const token of tokens) {
       const piece = this.pieces[token];
       if (piece === undefined) throw new Error(`unknown token ${token}`);
-      if (token <= SPECIALS.length && options.renderSpecial !== true) continue;
+      if (token <= this.specialCount && options.renderSpecial !== true) continue;
       text += piece;
     }
     return text;

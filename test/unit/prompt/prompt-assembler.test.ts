@@ -106,8 +106,13 @@ describe('PromptAssembler with real GGUF chat templates (llama.cpp models/templa
     { file: 'Qwen-Qwen2.5-7B-Instruct.jinja', expected: 'gguf' },
     { file: 'microsoft-Phi-3.5-mini-instruct.jinja', expected: 'gguf' },
     { file: 'Qwen-Qwen3-0.6B.jinja', expected: 'gguf' },
-    // Gemma 2 refuses a system role and consecutive user turns: the built-in gemma format takes over.
-    { file: 'google-gemma-2-2b-it.jinja', expected: 'builtin:gemma' },
+    // Gemma 2 refuses a system role and consecutive user turns: its template is kept, the conversation adapted.
+    { file: 'google-gemma-2-2b-it.jinja', expected: 'gguf' },
+    // Command-R's tool-use template iterates `tools` unconditionally: without tools it cannot render, and the built-in
+    // format of its own family takes over.
+    { file: 'CohereForAI-c4ai-command-r-plus-tool_use.jinja', expected: 'builtin:command-r' },
+    { file: 'mistralai-Mistral-Nemo-Instruct-2407.jinja', expected: 'gguf' },
+    { file: 'google-gemma-4-31B-it.jinja', expected: 'gguf' },
   ];
   for (const { file, expected, toolMessages = true } of cases) {
     it(`${file}: segments equal the whole render over a long conversation with hidden replies and tool output`, () => {
