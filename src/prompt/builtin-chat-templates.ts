@@ -132,7 +132,8 @@ export const FAMILY_MARKER_TOKENS: readonly { family: BuiltinTemplateFamily; mar
   { family: 'phi3', marker: '<|assistant|>' },
 ];
 
-function withToolsInSystem(messages: readonly ChatMessage[], tools: readonly ToolDefinition[] | undefined): readonly ChatMessage[] {
+/** The tool definitions appended to the system message (or as one), for formats that have no place for them. */
+export function withToolsInSystem(messages: readonly ChatMessage[], tools: readonly ToolDefinition[] | undefined): readonly ChatMessage[] {
   if (tools === undefined || tools.length === 0) return messages;
   const block =
     'You can call these tools. To call one, answer with a JSON object {"name": <tool name>, "arguments": <arguments object>}.\n' +

@@ -6,6 +6,7 @@ import {
   detectTemplateFamily,
   renderBuiltinTemplate,
   type BuiltinTemplateFamily,
+  withToolsInSystem,
 } from './builtin-chat-templates.js';
 import type { ChatMessage, ToolDefinition } from './chat-message.js';
 import { NO_ADAPTATIONS, adaptConversation, type ConversationShapeAdaptations } from './conversation-shape-adapter.js';
@@ -109,6 +110,12 @@ export interface ChatTemplateCapabilities {
   toolRole: boolean;
   /** A `system` message after the first message renders (else send it as a `user` message). */
   midConversationSystem: boolean;
+  /**
+   * The template prints the tool definitions it is given as `tools`. Many (SmolLM2's among them) ignore them: then
+   * {@link ChatTemplateRenderer.render} appends them to the system message itself, as the built-in formats do, so
+   * the model always sees what it may call.
+   */
+  toolDefinitions: boolean;
 }
 
 /** Where the model's template is given: its text and, for the last resort, the family its vocabulary points to. */
@@ -132,7 +139,7 @@ export class ChatTemplateRenderer {
   /** Messages about adaptations and fallbacks chosen at construction (empty when the template takes every shape as is). */
   readonly warnings: readonly string[];
   /** Optional shapes this renderer handles (all true for built-ins). */
-  readonly capabilities: Readonly<ChatTemplateCapabilities> = { toolRole: true, midConversationSystem: true };
+  readonly capabilities: Readonly<ChatTemplateCapabilities> = { toolRole: true, midConversationSystem: true, toolDefinitions: true };
   /** How conversations are reshaped before the Jinja template sees them (none for built-ins). */
   readonly adaptations: Readonly<ConversationShapeAdaptations> = NO_ADAPTATIONS;
   /**
@@ -228,7 +235,26 @@ export class ChatTemplateRenderer {
     if (this.jinja === null) {
       return renderBuiltinTemplate(this.family ?? 'chatml', { messages, addGenerationPrompt, bosToken: this.bosToken, tools: options.tools });
     }
-    return this.renderJinja(this.jinja, adaptConversation(messages, this.adaptations), addGenerationPrompt, options.tools);
+    const adapted = adaptConversation(messages, this.adaptations);
+    if (options.tools !== undefined && options.tools.length > 0 && !this.capabilities.toolDefinitions) {
+      return this.renderJinja(this.jinja, withToolsInSystem(adapted, options.tools), addGenerationPrompt, undefined);
+    }
+    return this.renderJinja(this.jinja, adapted, addGenerationPrompt, options.tools);
+  }
+
+  /** Whether the template prints a probe tool's name when given it as `tools` (a template may also raise on tools). */
+  private printsToolDefinitions(adaptations: ConversationShapeAdaptations): boolean {
+    if (this.jinja === null) return true;
+    const probe: readonly ChatMessage[] = [
+      { role: 'system', content: 'probe-system-text' },
+      { role: 'user', content: 'probe-user-text-1' },
+    ];
+    try {
+      const tools: ToolDefinition[] = [{ name: TOOL_PROBE_NAME, description: 'probe', parameters: { type: 'object', properties: {} } }];
+      return this.renderJinja(this.jinja, adaptConversation(probe, adaptations), true, tools).includes(TOOL_PROBE_NAME);
+    } catch {
+      return false;
+    }
   }
 
   private renderJinja(jinja: Template, messages: readonly ChatMessage[], addGenerationPrompt: boolean, toolList: readonly ToolDefinition[] | undefined): string {
@@ -293,6 +319,7 @@ export class ChatTemplateRenderer {
     self.capabilities = {
       toolRole: this.probeFailure(TOOL_ROLE_PROBE, adaptations) === null,
       midConversationSystem: this.probeFailure(MID_SYSTEM_PROBE, adaptations) === null,
+      toolDefinitions: this.printsToolDefinitions(adaptations),
     };
     const warnings = notes.map((note) => `The chat template (${this.description}) is kept; conversation shape adapted: ${note}`);
     const extra = this.findGenerationOnlyScaffolding();
@@ -372,6 +399,8 @@ function familyFromVocabulary(tokenizer: Tokenizer): BuiltinTemplateFamily | nul
 }
 
 const FIXED_STRFTIME = 'llama_dialog_strftime_now';
+
+const TOOL_PROBE_NAME = 'llama_dialog_probe_tool';
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 

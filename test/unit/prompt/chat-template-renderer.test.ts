@@ -80,7 +80,7 @@ describe('ChatTemplateRenderer', () => {
     expect(renderer.warnings).toEqual([]);
     expect(renderer.bosToken).toBe('<s>');
     expect(renderer.render(conversation)).toBe(renderBuiltinTemplate('chatml', { messages: conversation, addGenerationPrompt: true, bosToken: '' }));
-    expect(renderer.capabilities).toEqual({ toolRole: true, midConversationSystem: true });
+    expect(renderer.capabilities).toEqual({ toolRole: true, midConversationSystem: true, toolDefinitions: false });
   });
 
   it('falls back to the detected built-in family when the GGUF template does not parse', () => {
@@ -129,7 +129,7 @@ describe('ChatTemplateRenderer', () => {
       "{% for message in messages %}{% if message.role == 'tool' %}{{ raise_exception('no tools') }}{% endif %}" +
       "<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
     const renderer = ChatTemplateRenderer.fromJinja(noTool);
-    expect(renderer.capabilities).toEqual({ toolRole: false, midConversationSystem: true });
+    expect(renderer.capabilities).toEqual({ toolRole: false, midConversationSystem: true, toolDefinitions: false });
   });
 
   it("throws TemplateRenderFailed for a caller's template that fails, and for render errors", () => {
@@ -147,5 +147,23 @@ describe('ChatTemplateRenderer', () => {
     const template = "{{ strftime_now('%d %b %Y') }}|{{ date_string }}" + CHATML_JINJA;
     const renderer = ChatTemplateRenderer.fromJinja(template, { date: new Date(2025, 0, 5) });
     expect(renderer.render(conversation).startsWith('05 Jan 2025|05 Jan 2025')).toBe(true);
+  });
+
+  it('puts tool definitions in the system message when the template ignores `tools`, and leaves them to one that prints them', () => {
+    const tools = [{ name: 'open_shop', description: 'Opens the shop', parameters: { type: 'object', properties: {} } }];
+    const messages = [
+      { role: 'system' as const, content: 'You are Brom.' },
+      { role: 'user' as const, content: 'Show me your wares.' },
+    ];
+    const ignoring = ChatTemplateRenderer.fromJinja(CHATML_JINJA);
+    expect(ignoring.capabilities.toolDefinitions).toBe(false);
+    const injected = ignoring.render(messages, { tools });
+    expect(injected).toMatch(/^<\|im_start\|>system\nYou are Brom\.\n\nYou can call these tools\..*"name":"open_shop"/s);
+    expect(injected.indexOf('open_shop')).toBeLessThan(injected.indexOf('Show me your wares.'));
+    const printing = ChatTemplateRenderer.fromJinja(`{% if tools %}TOOLS:{{ tools | tojson }}\n{% endif %}${CHATML_JINJA}`);
+    expect(printing.capabilities.toolDefinitions).toBe(true);
+    const own = printing.render(messages, { tools });
+    expect(own.startsWith('TOOLS:')).toBe(true);
+    expect(own).not.toContain('You can call these tools');
   });
 });
