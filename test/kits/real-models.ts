@@ -2,40 +2,16 @@
  * Helpers of the real-model tier (test/real/): the pinned SmolLM2 file, loaded once per test file and shared by every
  * registry the file builds, and agents on it with greedy sampling, small contexts and REAL_TEST_THREADS threads.
  */
-import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { loadModel } from '../../src/engine/load-model.js';
 import type { Model } from '../../src/engine/model.js';
 import type { GenerateOptions, GenerateResult, InferenceContext, RuntimeModel } from '../../src/engine/types.js';
 import { ModelRegistry, type ModelCatalogEntry } from '../../src/host/model-registry.js';
 import { Session } from '../../src/agent/session.js';
 import type { TurnDiagnostics, NodeDiagnostics } from '../../src/diag/turn-diagnostics.js';
-import { repoRoot } from '../helpers/llama-cpp.js';
-
-/**
- * CPU threads per real-model context. Two, as the issue's tier asks (CI has two cores): the real tier's files load
- * one model each and run one agent's work at a time, so two threads do not fight a second fork for long.
- */
-export const REAL_TEST_THREADS = 2;
+import { REAL_TEST_THREADS, realModelPath, type RealModelName } from '../real/real-model-kit.js';
 
 /** Catalog name of SmolLM2-135M-Instruct in every registry built here. */
 export const SMOLLM2 = 'smollm2';
-
-/**
- * Cache path of a model pinned in test-models.json, by the rule of src/models/model-cache.ts
- * (LLAMA_DIALOG_MODEL_CACHE, else $XDG_CACHE_HOME/llama-dialog/models, else ~/.cache/llama-dialog/models).
- * The fetch script puts it there before the tier runs.
- */
-export function pinnedModelPath(name: string): string {
-  const manifest = JSON.parse(readFileSync(join(repoRoot, 'test-models.json'), 'utf8')) as { models: { name: string; file: string }[] };
-  const entry = manifest.models.find((model) => model.name === name);
-  if (!entry) throw new Error(`test-models.json names no model "${name}"`);
-  const custom = process.env.LLAMA_DIALOG_MODEL_CACHE;
-  const xdg = process.env.XDG_CACHE_HOME;
-  const base = custom ? custom : join(xdg ? xdg : join(homedir(), '.cache'), 'llama-dialog', 'models');
-  return join(base, entry.file);
-}
 
 /** One generate call of an own context, as the engine saw it: for near-tie checks against other paths. */
 export interface GenerateRecord {
@@ -98,8 +74,8 @@ export class RealModelFixture {
 
   private constructor(readonly model: Model) {}
 
-  static async load(name = SMOLLM2): Promise<RealModelFixture> {
-    return new RealModelFixture(await loadModel({ path: pinnedModelPath(name) }));
+  static async load(name: RealModelName = 'smollm2'): Promise<RealModelFixture> {
+    return new RealModelFixture(await loadModel({ path: await realModelPath(name) }));
   }
 
   /** A created session whose catalog name `smollm2` is the fixture's model, hosted as `entry` says. */
