@@ -9,6 +9,7 @@ import type { SharedContext } from '../../src/engine/shared-context.js';
 import type { GenerateResult } from '../../src/engine/types.js';
 import { LlamaDialogError } from '../../src/errors.js';
 import { TEST_THREADS, concat, loadTinyModel, syntheticPrompt } from '../kits/models.js';
+import { expectSameGreedy as expectSameGreedyAsReference } from '../kits/greedy-agreement.js';
 
 const GREEDY = { temperature: 0 } as const;
 const MAX_TOKENS = 24;
@@ -38,28 +39,14 @@ describe.each(LAYOUTS)('shared context ($kvLayout KV): sequences batched into on
   }
 
   /**
-   * Greedy replies of a batched decode equal the reference token for token, except after a near-tie of the reference
-   * itself: llama.cpp's CPU kernels may sum a matrix row in another order for another batch shape (n_tokens 1 vs
-   * several), which moves logits by rounding only. So: identical up to the first difference, and that difference is a
-   * tie (the two tokens' log-probabilities in the reference context differ by less than TIE); a wrong position, seq_id
-   * or logits index would differ at once and by far more.
+   * Greedy replies of a batched decode equal the reference under the near-tie rule (test/kits/greedy-agreement.ts):
+   * on random weights a rounding difference moves a log-probability by far less than TIE.
    */
   const TIE = 0.01;
   let firstDivergences = 0;
   async function expectSameGreedy(received: Int32Array, reference: Int32Array, prompt: Int32Array): Promise<void> {
-    const n = Math.min(received.length, reference.length);
-    let k = 0;
-    while (k < n && received[k] === reference[k]) k++;
-    if (k === received.length && k === reference.length) return;
-    expect(k, 'the replies differ in length only').toBeLessThan(n);
-    firstDivergences++;
-    const context = await model.createContext({ contextSize: 1024, batchSize: 64, threads: TEST_THREADS });
-    try {
-      const [a, b] = await context.scoreNext(concat(prompt, reference.subarray(0, k)), Int32Array.from([reference[k]!, received[k]!]));
-      expect(Math.abs(a! - b!), `token ${k}: ${reference[k]} vs ${received[k]} is not a near-tie`).toBeLessThan(TIE);
-    } finally {
-      await context.dispose();
-    }
+    const divergedAt = await expectSameGreedyAsReference(model, received, reference, prompt, { tie: TIE, threads: TEST_THREADS, contextSize: 1024 });
+    if (divergedAt >= 0) firstDivergences++;
   }
 
   beforeAll(async () => {

@@ -40,14 +40,16 @@ class ClassifyAttributesNode implements GraphNode {
     // keeps the shared prefix from one attribute to the next.
     const history = recentHistoryTurns(run.dialog.interactions, params.historyTurns);
     const line = run.input(params.input) ?? '';
-    const results: Record<string, { value: string | null; probability: number }> = {};
+    const results: Record<string, { value: string | null; probability: number; scores: Record<string, number> }> = {};
     for (const [name, values] of Object.entries(params.attributes)) {
       const labels = letterLabels(values.length);
       const prompt: ClassifierPrompt = { system, history, current: { role: 'user', content: questionFor(line, name, values) } };
       const logProbabilities = await scoreLetters(run, inference, assembler, prompt, labelTokens(inference.tokenizer, labels));
       const decision = decide(normalize(logProbabilities), params.threshold, params.margin);
       const value = decision.winner >= 0 ? (values[decision.winner] as string) : null;
-      results[name] = { value, probability: decision.best };
+      // Every value's probability, as ClassifyIntentLLM reports its intents': a caller can see how close the call was.
+      const scores = Object.fromEntries(values.map((candidate, index) => [candidate, decision.probabilities[index] ?? 0]));
+      results[name] = { value, probability: decision.best, scores };
       if (value !== null) run.variables.set(name, value);
     }
     run.diagnostics.addData({ attributes: results });

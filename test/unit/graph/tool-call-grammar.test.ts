@@ -46,6 +46,12 @@ describe('buildToolCallGrammar', () => {
     expect(grammar).toBe('root ::= toolcall-call\ntoolcall-call ::= "{" space "root" [root] space "}" | "x" toolcall-call\nspace ::= " "?\n');
   });
 
+  it('replaces llama.cpp\'s whitespace rule by at most one space, so a greedy model cannot spend maxTokens on newlines', () => {
+    const llamaCppSpace = 'space ::= | " " | "\\n"{1,2} [ \\t]{0,20}';
+    const grammar = buildToolCallGrammar([sell], 'json', 'required', () => `root ::= "{" space "}"\n${llamaCppSpace}\n`);
+    expect(grammar).toBe('root ::= toolcall-call\ntoolcall-call ::= "{" space "}"\nspace ::= " "?\n');
+  });
+
   it('wraps the call as each format writes it, and adds the no-tool answer only for toolChoice auto', () => {
     const root = (format: 'json' | 'hermes' | 'mistral' | 'auto', choice: 'auto' | 'required') =>
       buildToolCallGrammar([sell], format, choice, stubConverter()).split('\n')[0];
