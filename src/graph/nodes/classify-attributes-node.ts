@@ -4,7 +4,8 @@ import type { NodeRunContext } from '../node-run-context.js';
 import { recentHistoryTurns, type ClassifierPrompt } from '../inference/classifier-prompt.js';
 import { staticPrefix } from '../inference/static-prefix.js';
 import { NodeAssembler } from '../inference/node-assembler.js';
-import { MAX_LETTER_OPTIONS, decide, formatOptions, labelTokens, letterLabels, normalize, scoreLetters } from '../inference/letter-scoring.js';
+import { MAX_LETTER_OPTIONS, decide, formatOptions, labelTokens, letterLabels, normalize } from '../inference/letter-scoring.js';
+import { scoreContinuations } from '../inference/continuation-scoring.js';
 import { inferenceParamsShape } from '../inference/shared-params.js';
 
 const paramsSchema = z.strictObject({
@@ -44,7 +45,8 @@ class ClassifyAttributesNode implements GraphNode {
     for (const [name, values] of Object.entries(params.attributes)) {
       const labels = letterLabels(values.length);
       const prompt: ClassifierPrompt = { system, history, current: { role: 'user', content: questionFor(line, name, values) } };
-      const logProbabilities = await scoreLetters(run, inference, assembler, prompt, labelTokens(inference.tokenizer, labels));
+      const letters = [...labelTokens(inference.tokenizer, labels)].map((token) => Int32Array.of(token));
+      const logProbabilities = await scoreContinuations(run, inference, assembler, prompt, letters);
       const decision = decide(normalize(logProbabilities), params.threshold, params.margin);
       const value = decision.winner >= 0 ? (values[decision.winner] as string) : null;
       // Every value's probability, as ClassifyIntentLLM reports its intents': a caller can see how close the call was.

@@ -1,10 +1,15 @@
 import { z } from 'zod';
+import { LlamaDialogError } from '../../errors.js';
+import type { ChatMessage } from '../../prompt/chat-message.js';
 import { defineNode, type GraphNode, type NodePrefillContext } from '../node-definition.js';
 import type { NodeRunContext } from '../node-run-context.js';
 import { recentHistoryTurns, type ClassifierPrompt } from '../inference/classifier-prompt.js';
 import { staticPrefix } from '../inference/static-prefix.js';
 import { NodeAssembler } from '../inference/node-assembler.js';
-import { MAX_LETTER_OPTIONS, decide, formatOptions, labelTokens, letterLabels, normalize, scoreLetters } from '../inference/letter-scoring.js';
+import { MAX_LETTER_OPTIONS, decide, formatOptions, labelTokens, letterLabels, normalize } from '../inference/letter-scoring.js';
+import { scoreContinuations } from '../inference/continuation-scoring.js';
+import type { InferencePort } from '../inference-port.js';
+import type { PromptAssembler } from '../../prompt/prompt-assembler.js';
 import { inferenceParamsShape } from '../inference/shared-params.js';
 
 const paramsSchema = z.strictObject({
@@ -19,6 +24,19 @@ const paramsSchema = z.strictObject({
   threshold: z.number().min(0).max(1).default(0),
   /** Lowest lead over the runner-up the winner needs (default 0). */
   margin: z.number().min(0).max(1).default(0),
+  /**
+   * How the model answers: `letters` (default, the reference's method) lists the intents as A, B, … and reads the
+   * next-token probability of each letter; `labelWords` lists them by id and scores the whole id as the answer (the
+   * sum of its tokens' log-probabilities), so give intents ids that are plain words ("buy", "repair"). Small models
+   * pick words they can read far more reliably than letters: see the README's quality table.
+   */
+  method: z.enum(['letters', 'labelWords']).default('letters'),
+  /**
+   * Divide out the model's bias towards some answers (contextual calibration): the same question is asked once about
+   * content-free lines ("N/A", "[MASK]", an empty line), and each intent's probability is divided by its mean
+   * probability there before normalizing. Costs one extra question per content-free line, once per node.
+   */
+  calibrate: z.boolean().default(false),
   /** Extra instructions placed before the intent list. */
   systemPrompt: z.string().max(20_000).default(''),
   input: z.string().min(1).nullable().default(null),
@@ -33,6 +51,7 @@ export const INTENT_SLOT = 'intent';
 class ClassifyIntentNode implements GraphNode {
   readonly type = 'ClassifyIntentLLM';
   private readonly assembler = new NodeAssembler();
+  private calibrated: { instructions: string; logBias: Float64Array } | undefined;
 
   constructor(
     readonly name: string,
@@ -42,22 +61,57 @@ class ClassifyIntentNode implements GraphNode {
   async execute(run: NodeRunContext): Promise<string> {
     const params = run.params as ClassifyIntentParams;
     const inference = run.inference();
-    const labels = letterLabels(params.intents.length);
+    const assembler = this.assembler.get(inference);
+    const answers = answerTokens(inference, params);
+    const system = { role: 'system' as const, content: instructionsFor(params) };
     const prompt: ClassifierPrompt = {
-      system: { role: 'system', content: instructionsFor(params) },
+      system,
       history: recentHistoryTurns(run.dialog.interactions, params.historyTurns),
       current: { role: 'user', content: run.input(params.input) ?? '' },
     };
-    const logProbabilities = await scoreLetters(run, inference, this.assembler.get(inference), prompt, labelTokens(inference.tokenizer, labels));
+    const bias = params.calibrate ? await this.calibration(run, inference, assembler, system, answers) : undefined;
+    const logProbabilities = await scoreContinuations(run, inference, assembler, prompt, answers);
+    if (bias) bias.forEach((logBias, index) => (logProbabilities[index]! -= logBias));
     const decision = decide(normalize(logProbabilities), params.threshold, params.margin);
     const scores = Object.fromEntries(params.intents.map((intent, index) => [intent.id, decision.probabilities[index] ?? 0]));
     const winner = decision.winner >= 0 ? params.intents[decision.winner] : undefined;
-    run.diagnostics.addData({ scores, intent: winner?.id ?? null, threshold: params.threshold, margin: params.margin });
+    run.diagnostics.addData({
+      scores,
+      intent: winner?.id ?? null,
+      threshold: params.threshold,
+      margin: params.margin,
+      method: params.method,
+      calibrated: params.calibrate,
+    });
     run.emitNodeEvent('intent', { intent: winner?.id ?? null, probability: decision.best, scores });
     if (params.variable) run.variables.set(params.variable, winner?.id ?? '');
     if (!winner) return 'notFound';
     run.dialog.setSlot(INTENT_SLOT, winner.id);
     return this.routedIntents.has(winner.id) ? winner.id : 'found';
+  }
+
+  /**
+   * Log of each intent's mean probability over the content-free lines, asked with the node's instructions and no
+   * history. Kept per instructions text (the intents are structural; the system prompt may change with the agent).
+   */
+  private async calibration(
+    run: NodeRunContext,
+    inference: InferencePort,
+    assembler: PromptAssembler,
+    system: ChatMessage,
+    answers: readonly Int32Array[],
+  ): Promise<Float64Array> {
+    if (this.calibrated?.instructions === system.content) return this.calibrated.logBias;
+    const mean = new Float64Array(answers.length);
+    for (const line of CONTENT_FREE_LINES) {
+      const prompt: ClassifierPrompt = { system, history: [], current: { role: 'user', content: line } };
+      normalize(await scoreContinuations(run, inference, assembler, prompt, answers)).forEach((p, index) => {
+        mean[index]! += p / CONTENT_FREE_LINES.length;
+      });
+    }
+    const logBias = mean.map((p) => Math.log(Math.max(p, Number.MIN_VALUE)));
+    this.calibrated = { instructions: system.content, logBias };
+    return logBias;
   }
 
   /** Decodes the instructions and option list: everything before the line being classified. */
@@ -69,13 +123,30 @@ class ClassifyIntentNode implements GraphNode {
   }
 }
 
+/** Lines that carry no intent, for calibration (Zhao et al. 2021, "Calibrate Before Use", use the same three). */
+const CONTENT_FREE_LINES = ['N/A', '[MASK]', ''] as const;
+
+/** What the model is scored on writing: one letter per intent, or each intent's id. */
+function answerTokens(inference: InferencePort, params: ClassifyIntentParams): Int32Array[] {
+  if (params.method === 'letters') return [...labelTokens(inference.tokenizer, letterLabels(params.intents.length))].map((token) => Int32Array.of(token));
+  const answers = params.intents.map((intent) => inference.tokenizer.tokenize(intent.id, { addSpecial: false, parseSpecial: false }));
+  const seen = new Set<string>();
+  for (const [index, tokens] of answers.entries()) {
+    const key = tokens.join(',');
+    if (tokens.length === 0 || seen.has(key)) {
+      throw new LlamaDialogError('InferenceFailed', `intent id "${params.intents[index]!.id}" does not tokenize to its own answer on this model`);
+    }
+    seen.add(key);
+  }
+  return answers;
+}
+
 function instructionsFor(params: ClassifyIntentParams): string {
-  return [
-    params.systemPrompt,
-    'Classify the intent of the last user message. Options:',
-    formatOptions(params.intents.map((intent) => intent.description)),
-    'Answer with the letter of the best option only.',
-  ]
+  const options =
+    params.method === 'letters'
+      ? [formatOptions(params.intents.map((intent) => intent.description)), 'Answer with the letter of the best option only.']
+      : [params.intents.map((intent) => `- ${intent.id}: ${intent.description}`).join('\n'), 'Answer with the name of the best option only.'];
+  return [params.systemPrompt, 'Classify the intent of the last user message. Options:', ...options]
     .filter((part) => part !== '')
     .join('\n\n');
 }
@@ -91,7 +162,7 @@ export const classifyIntentNode = defineNode({
   paramsSchema,
   exits: ['found', 'notFound'],
   extraExits: (params) => params.intents.map((intent) => intent.id),
-  structuralParams: ['model', 'contextSize', 'intents'],
+  structuralParams: ['model', 'contextSize', 'intents', 'method'],
   usesModel: true,
   writesVariables: (params) => (params.variable ? [params.variable] : []),
   writesSlots: () => [INTENT_SLOT],

@@ -197,6 +197,76 @@ describe('classifier nodes', () => {
     ).rejects.toMatchObject({ errorName: 'GraphCompilationFailed', message: expect.stringContaining('unknown exit "refund"') });
   });
 
+  /** Intents whose ids share a first token ('buy', 'bid'): label words are scored token by token along a trie. */
+  const labelWordsGraph = (calibrate: boolean) => ({
+    start: 'classify',
+    nodes: [
+      {
+        name: 'classify',
+        type: 'ClassifyIntentLLM',
+        params: {
+          method: 'labelWords',
+          calibrate,
+          intents: [
+            { id: 'buy', description: 'wants to buy something' },
+            { id: 'bid', description: 'makes an offer at the auction' },
+            { id: 'chat', description: 'small talk' },
+          ],
+        },
+      },
+    ],
+  });
+
+  /** Next-token probabilities of the fake model: after the header, then after 'b', for a real line or a content-free one. */
+  function labelScorer(real: { root: [number, number]; afterB: [number, number] }, contentFree: typeof real, asked: string[]) {
+    return (prompt: string, candidates: string[]): number[] => {
+      const answer = prompt.slice(prompt.lastIndexOf('assistant\n') + 'assistant\n'.length);
+      const table = prompt.includes('hmm okay') ? real : contentFree;
+      asked.push(`${prompt.includes('hmm okay') ? 'line' : 'free'}:${answer}:${candidates.join('')}`);
+      if (answer === '') return candidates.map((c) => Math.log(c === 'b' ? table.root[0] : table.root[1]));
+      if (answer === 'b') return candidates.map((c) => Math.log(c === 'u' ? table.afterB[0] : table.afterB[1]));
+      return candidates.map(() => 0);
+    };
+  }
+
+  it('labelWords lists the intents by id and scores each whole id, sharing the calls of a common first token', async () => {
+    const { session, models } = createHarness();
+    const agent = await session.createAgent({ graph: labelWordsGraph(false), defaultModel: 'm1', enableDiagnostics: true });
+    const asked: string[] = [];
+    let instructions = '';
+    const scorer = labelScorer({ root: [0.6, 0.4], afterB: [0.25, 0.75] }, { root: [0.5, 0.5], afterB: [0.5, 0.5] }, asked);
+    models.get('m1')!.score = (prompt, candidates) => {
+      instructions = prompt;
+      return scorer(prompt, candidates);
+    };
+    const events = await collect(agent.sendMessage('hmm okay'));
+    expect(instructions).toContain('- buy: wants to buy something\n- bid: makes an offer at the auction\n- chat: small talk');
+    expect(instructions).toContain('Answer with the name of the best option only.');
+    // One call for the first tokens, one per longer prefix: b, bu, bi, c, ch, cha (not one per label and token).
+    expect(asked).toEqual(['line::bc', 'line:b:ui', 'line:bu:y', 'line:bi:d', 'line:c:h', 'line:ch:a', 'line:cha:t']);
+    // buy 0.6·0.25 = 0.15, bid 0.6·0.75 = 0.45, chat 0.4: the sum of a label's log-probabilities decides.
+    const intent = events.find((e) => e.type === 'nodeEvent' && e.name === 'intent') as unknown as { data: { intent: string; scores: Record<string, number> } };
+    expect(intent.data.intent).toBe('bid');
+    expect(intent.data.scores.bid).toBeCloseTo(0.45, 6);
+    expect(intent.data.scores.chat).toBeCloseTo(0.4, 6);
+  });
+
+  it('calibrate divides out the bias the model shows on content-free lines, asked once per node', async () => {
+    const { session, models } = createHarness();
+    const agent = await session.createAgent({ graph: labelWordsGraph(true), defaultModel: 'm1' });
+    const asked: string[] = [];
+    // Real line: buy 0.3, bid 0.2, chat 0.5. Content-free: buy 0.1, bid 0.1, chat 0.8: the model leans towards chat.
+    models.get('m1')!.score = labelScorer({ root: [0.5, 0.5], afterB: [0.6, 0.4] }, { root: [0.2, 0.8], afterB: [0.5, 0.5] }, asked);
+    const first = await collect(agent.sendMessage('hmm okay'));
+    const intent = first.find((e) => e.type === 'nodeEvent' && e.name === 'intent') as unknown as { data: { intent: string; scores: Record<string, number> } };
+    // 0.3/0.1 : 0.2/0.1 : 0.5/0.8 = 3 : 2 : 0.625, normalized.
+    expect(intent.data.intent).toBe('buy');
+    expect(intent.data.scores.buy).toBeCloseTo(3 / 5.625, 6);
+    expect(asked.filter((call) => call.startsWith('free::')).length).toBe(3);
+    await collect(agent.sendMessage('hmm okay again'));
+    expect(asked.filter((call) => call.startsWith('free::')).length).toBe(3);
+  });
+
   it('ClassifyAttributesLLM writes each winning value to agent variables', async () => {
     const { session, models } = createHarness();
     const agent = await session.createAgent({

@@ -1,0 +1,124 @@
+import type { Session } from '../../agent/session.js';
+import type { NodeEvent } from '../../agent/turn-events.js';
+import { mean, median } from '../statistics.js';
+import { scoreClassification, type ClassificationOutcome } from './classification-metrics.js';
+import type { QualityEngineSettings, QualityProgress } from './quality-settings.js';
+import { runQualityTurn } from './quality-turn.js';
+import { INTENT_SET_VERSION, INTENT_LINES, NPC_INTENTS, type LabelledLine } from '../quality-data/intents-v1.js';
+
+/** One way of asking ClassifyIntentLLM, as the report names it. */
+export interface IntentMethod {
+  name: string;
+  method: 'letters' | 'labelWords';
+  calibrate: boolean;
+  /** The reference server's method: the figure the others are read against. */
+  reference: boolean;
+}
+
+/** Every method the intents set runs, the reference's first. */
+export const INTENT_METHODS: readonly IntentMethod[] = [
+  { name: 'letters', method: 'letters', calibrate: false, reference: true },
+  { name: 'letters, calibrated', method: 'letters', calibrate: true, reference: false },
+  { name: 'label words', method: 'labelWords', calibrate: false, reference: false },
+  { name: 'label words, calibrated', method: 'labelWords', calibrate: true, reference: false },
+];
+
+export interface IntentMethodResult {
+  method: string;
+  reference: boolean;
+  lines: number;
+  accuracy: number;
+  macroF1: number;
+  /** Mean and median wall time of one classification turn (the first turn, which also calibrates, included). */
+  meanMs: number;
+  medianMs: number;
+  /** Lines the classifier abstained on (no intent cleared threshold 0: only when every score is equal). */
+  abstained: number;
+  /** The most frequent wrong answers, `expected → predicted × count`, for reading why a method fails. */
+  topConfusions: string[];
+}
+
+export interface IntentSetResult {
+  set: 'intents';
+  version: string;
+  intents: number;
+  lines: number;
+  methods: IntentMethodResult[];
+}
+
+/**
+ * Classifies every labelled line with each method, on one agent per method (one ClassifyIntentLLM node, no history,
+ * so lines do not influence each other) and scores accuracy and macro-F1 against the labels.
+ */
+export async function runIntentSet(
+  session: Session,
+  settings: QualityEngineSettings,
+  progress: QualityProgress,
+  lines: readonly LabelledLine[] = INTENT_LINES,
+): Promise<IntentSetResult> {
+  const methods: IntentMethodResult[] = [];
+  for (const method of INTENT_METHODS) {
+    const agent = await session.createAgent({
+      graph: {
+        start: 'classify',
+        nodes: [
+          {
+            name: 'classify',
+            type: 'ClassifyIntentLLM',
+            params: {
+              systemPrompt: 'You work for Brenna, the blacksmith of Emberfall. Players talk to her in her forge.',
+              intents: NPC_INTENTS.map((intent) => ({ ...intent })),
+              method: method.method,
+              calibrate: method.calibrate,
+              contextSize: settings.contextSize,
+            },
+            exits: { found: null, notFound: null },
+          },
+        ],
+      },
+      defaultModel: settings.modelPath,
+      maintainDialogueHistory: false,
+      engine: { threads: settings.threads },
+    });
+    const outcomes: ClassificationOutcome[] = [];
+    const times: number[] = [];
+    for (const [index, labelled] of lines.entries()) {
+      const turn = await runQualityTurn(agent, labelled.line, `intents (${method.name})`);
+      const event = turn.events.find((e): e is NodeEvent => e.type === 'nodeEvent' && e.name === 'intent');
+      const predicted = (event?.data as { intent?: string | null } | undefined)?.intent ?? null;
+      outcomes.push({ expected: labelled.intent, predicted });
+      times.push(turn.ms);
+      progress(`intents: ${method.name} ${index + 1}/${lines.length}`);
+    }
+    await session.destroyAgent(agent.id);
+    const score = scoreClassification(
+      NPC_INTENTS.map((intent) => intent.id),
+      outcomes,
+    );
+    methods.push({
+      method: method.name,
+      reference: method.reference,
+      lines: lines.length,
+      accuracy: score.accuracy,
+      macroF1: score.macroF1,
+      meanMs: mean(times),
+      medianMs: median(times),
+      abstained: outcomes.filter((outcome) => outcome.predicted === null).length,
+      topConfusions: topConfusions(outcomes, 5),
+    });
+  }
+  return { set: 'intents', version: INTENT_SET_VERSION, intents: NPC_INTENTS.length, lines: lines.length, methods };
+}
+
+function topConfusions(outcomes: readonly ClassificationOutcome[], count: number): string[] {
+  const tally = new Map<string, number>();
+  for (const { expected, predicted } of outcomes) {
+    if (predicted === expected) continue;
+    const key = `${expected} → ${predicted ?? '(none)'}`;
+    tally.set(key, (tally.get(key) ?? 0) + 1);
+  }
+  return [...tally.entries()]
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .slice(0, count)
+    .map(([key, n]) => `${key} × ${n}`);
+}

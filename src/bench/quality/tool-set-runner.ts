@@ -1,0 +1,120 @@
+import type { Session } from '../../agent/session.js';
+import type { ToolCallEvent } from '../../agent/turn-events.js';
+import type { QualityEngineSettings, QualityProgress } from './quality-settings.js';
+import { runQualityTurn } from './quality-turn.js';
+import { QUALITY_TOOLS, TOOL_LINES, TOOL_SET_VERSION, TOOL_SYSTEM_PROMPT, type ToolLine } from '../quality-data/tool-lines-v1.js';
+
+/** One ToolCall configuration the tools set compares. */
+export interface ToolCallMode {
+  name: string;
+  constrained: boolean;
+  toolChoice: 'auto' | 'required';
+}
+
+export const TOOL_CALL_MODES: readonly ToolCallMode[] = [
+  { name: 'grammar, tool optional', constrained: true, toolChoice: 'auto' },
+  { name: 'grammar, tool required', constrained: true, toolChoice: 'required' },
+  { name: 'no grammar', constrained: false, toolChoice: 'auto' },
+];
+
+export interface ToolModeResult {
+  mode: string;
+  lines: number;
+  /** Lines on which the model wrote at least one call (valid or not). */
+  linesWithCalls: number;
+  calls: number;
+  /** Calls that parsed and passed the tool's JSON schema, over all calls (1 when there were none to fail). */
+  schemaValidShare: number;
+  /** Lines answered right: the expected tool called (first valid call), or no valid call when none was expected. */
+  rightShare: number;
+  /** Of the lines that expect a tool, the share where it was called. */
+  rightToolShare: number;
+  /** Of the lines that expect none, the share left without a call. */
+  rightNoToolShare: number;
+  meanMs: number;
+}
+
+export interface ToolSetResult {
+  set: 'tools';
+  version: string;
+  tools: number;
+  lines: number;
+  modes: ToolModeResult[];
+}
+
+/**
+ * Runs every line through one ToolCall node per mode (no history, so lines are independent) and checks each call
+ * the node reports against the line's expected tool. The node's own schema check decides validity; the real-model
+ * tests check the same calls with an independent validator (ajv).
+ */
+export async function runToolSet(
+  session: Session,
+  settings: QualityEngineSettings,
+  progress: QualityProgress,
+  lines: readonly ToolLine[] = TOOL_LINES,
+): Promise<ToolSetResult> {
+  const modes: ToolModeResult[] = [];
+  for (const mode of TOOL_CALL_MODES) {
+    const agent = await session.createAgent({
+      graph: {
+        start: 'tools',
+        nodes: [
+          {
+            name: 'tools',
+            type: 'ToolCall',
+            params: {
+              systemPrompt: TOOL_SYSTEM_PROMPT,
+              tools: QUALITY_TOOLS.map((tool) => ({ ...tool })),
+              // The grammar writes the bare JSON the tool instructions ask for; free text may take any known form.
+              format: mode.constrained ? 'json' : 'auto',
+              constrained: mode.constrained,
+              toolChoice: mode.toolChoice,
+              contextSize: settings.contextSize,
+              maxTokens: 64,
+              temperature: 0,
+            },
+            exits: { toolCalled: null, noToolCalled: null },
+          },
+        ],
+      },
+      defaultModel: settings.modelPath,
+      maintainDialogueHistory: false,
+      engine: { threads: settings.threads },
+    });
+    let linesWithCalls = 0;
+    let calls = 0;
+    let valid = 0;
+    let right = 0;
+    let rightTool = 0;
+    let rightNoTool = 0;
+    let totalMs = 0;
+    for (const [index, line] of lines.entries()) {
+      const turn = await runQualityTurn(agent, line.line, `tools (${mode.name})`);
+      const made = turn.events.filter((event): event is ToolCallEvent => event.type === 'toolCall');
+      const firstValid = made.find((call) => call.valid);
+      calls += made.length;
+      valid += made.filter((call) => call.valid).length;
+      if (made.length > 0) linesWithCalls += 1;
+      const correct = line.tool === null ? firstValid === undefined : firstValid?.name === line.tool;
+      if (correct) right += 1;
+      if (correct && line.tool !== null) rightTool += 1;
+      if (correct && line.tool === null) rightNoTool += 1;
+      totalMs += turn.ms;
+      progress(`tools: ${mode.name} ${index + 1}/${lines.length}`);
+    }
+    await session.destroyAgent(agent.id);
+    const expectingTool = lines.filter((line) => line.tool !== null).length;
+    modes.push({
+      mode: mode.name,
+      lines: lines.length,
+      linesWithCalls,
+      calls,
+      schemaValidShare: calls === 0 ? 1 : valid / calls,
+      rightShare: right / lines.length,
+      rightToolShare: expectingTool === 0 ? 0 : rightTool / expectingTool,
+      rightNoToolShare: lines.length === expectingTool ? 0 : rightNoTool / (lines.length - expectingTool),
+      meanMs: totalMs / lines.length,
+    });
+  }
+  return { set: 'tools', version: TOOL_SET_VERSION, tools: QUALITY_TOOLS.length, lines: lines.length, modes };
+}
