@@ -11,7 +11,7 @@ export interface ComparedFile {
 /** What `bench compare` reads from one report, whatever its workload. */
 export interface ComparableReport {
   path: string;
-  /** `tavern`, or the blacksmith workload's name (`default`, `long`, `summary`). */
+  /** `tavern`, `quality`, or the blacksmith workload's name (`default`, `long`, `summary`). */
   workload: string;
   fingerprint: string | null;
   /** Column header: the device and backend. */
@@ -24,7 +24,7 @@ export interface ComparableReport {
   failed: string[];
 }
 
-type MetricUnit = 'ms' | 's' | 'count' | 'rate' | 'bytes' | 'ratio';
+type MetricUnit = 'ms' | 's' | 'count' | 'rate' | 'bytes' | 'ratio' | 'share';
 
 interface MetricDefinition {
   label: string;
@@ -85,7 +85,20 @@ const CONVERSATION_METRICS: readonly MetricDefinition[] = [
   { label: 'evaluated / ideal', unit: 'ratio', read: field('evaluatedOverIdeal') },
 ];
 
-const UNITS = new Map<string, MetricUnit>([...TAVERN_METRICS, ...CONVERSATION_METRICS].map((metric) => [metric.label, metric.unit]));
+/**
+ * Rows of a quality report (`--workload quality`): each row (a method, a mode, a trim level) has only the figures of
+ * its own set, so a metric is listed for a row only when its summary has it.
+ */
+const QUALITY_METRICS: readonly MetricDefinition[] = [
+  { label: 'accuracy', unit: 'share', read: field('accuracy') },
+  { label: 'macro-F1', unit: 'ratio', read: field('macroF1') },
+  { label: 'schema-valid calls', unit: 'share', read: field('schemaValidShare') },
+  { label: 'right tool or none', unit: 'share', read: field('rightShare') },
+  { label: 'facts recalled', unit: 'share', read: field('recalledShare') },
+  { label: 'mean ms', unit: 'ms', read: field('meanMs') },
+];
+
+const UNITS = new Map<string, MetricUnit>([...TAVERN_METRICS, ...CONVERSATION_METRICS, ...QUALITY_METRICS].map((metric) => [metric.label, metric.unit]));
 const OPTIONAL = new Set([...TAVERN_METRICS, ...CONVERSATION_METRICS].filter((metric) => metric.optional).map((metric) => metric.label));
 
 /**
@@ -99,7 +112,8 @@ export function readComparableReport(file: ComparedFile): ComparableReport {
   }
   const workload = asRecord(report.workload) ?? {};
   const tavern = report.kind === 'tavern';
-  const metrics = tavern ? TAVERN_METRICS : CONVERSATION_METRICS;
+  const quality = report.kind === 'quality';
+  const metrics = tavern ? TAVERN_METRICS : quality ? QUALITY_METRICS : CONVERSATION_METRICS;
   const figures = new Map<string, Map<string, number | null>>();
   const failed: string[] = [];
   for (const entry of report.strategies) {
@@ -110,9 +124,14 @@ export function readComparableReport(file: ComparedFile): ComparableReport {
       failed.push(strategy.strategy);
       continue;
     }
-    figures.set(strategy.strategy, new Map(metrics.map((metric) => [metric.label, metric.read(summary, strategy)])));
+    const read = metrics.map((metric) => [metric.label, metric.read(summary, strategy)] as const);
+    figures.set(strategy.strategy, new Map(quality ? read.filter(([, value]) => value !== null) : read));
   }
-  const { machine, machineDetails } = tavern ? tavernMachine(asRecord(report.machine)) : conversationMachine(asRecord(report.environment));
+  const { machine, machineDetails } = tavern
+    ? tavernMachine(asRecord(report.machine))
+    : quality
+      ? qualityMachine(asRecord(report.environment))
+      : conversationMachine(asRecord(report.environment));
   return {
     path: file.path,
     workload: typeof workload.name === 'string' ? workload.name : 'unknown',
@@ -190,6 +209,14 @@ function conversationMachine(environment: Record<string, unknown> | null): { mac
   return { machine: `${device} (${backend})`, machineDetails: `${device} (${backend})${threads === null ? '' : `, ${threads} threads`}` };
 }
 
+/** A quality report's column names the model first: comparing two models on one machine is its main use. */
+function qualityMachine(environment: Record<string, unknown> | null): { machine: string; machineDetails: string } {
+  const { machine, machineDetails } = conversationMachine(environment);
+  const path = asRecord(environment?.model)?.path;
+  const model = typeof path === 'string' ? (path.split(/[\\/]/).pop() ?? path) : 'unknown model';
+  return { machine: `${model} · ${machine}`, machineDetails: `${model}, ${machineDetails}` };
+}
+
 /** Headers as given, with ` #2`, ` #3` … added to repeats so every column can be told apart. */
 function uniqueHeaders(machines: readonly string[]): string[] {
   const seen = new Map<string, number>();
@@ -212,6 +239,8 @@ function formatValue(value: number | null, unit: MetricUnit): string {
       return value.toFixed(1);
     case 'ratio':
       return value.toFixed(2);
+    case 'share':
+      return `${(value * 100).toFixed(1)} %`;
     case 'bytes':
       return `${(value / 2 ** 20).toFixed(1)} MiB`;
   }

@@ -7,6 +7,7 @@ import type { Session } from '../../src/agent/session.js';
 import type { NodeEvent, ToolCallEvent, TurnEvent } from '../../src/agent/turn-events.js';
 import { SUMMARY_LABEL_END, SUMMARY_LABEL_START } from '../../src/prompt/summary-label.js';
 import { REAL_AGENT, RealModelFixture, nodeDiagnostics } from '../kits/real-models.js';
+import { SHOP_TOOLS } from '../kits/tool-call-scenario.js';
 
 let fixture: RealModelFixture;
 let session: Session;
@@ -28,28 +29,9 @@ async function collect(turn: AsyncIterable<TurnEvent>): Promise<TurnEvent[]> {
 
 const sum = (values: Iterable<number>): number => [...values].reduce((total, value) => total + value, 0);
 
-/** Three tools of a village blacksmith with bounded arguments (enums, an integer range, a short string). */
+/** The shop tools of the fast tiers (bounded arguments: enums, an integer range, a short string), plus directions. */
 const BLACKSMITH_TOOLS = [
-  {
-    name: 'sell_item',
-    description: 'Buy an item from the player',
-    parameters: {
-      type: 'object',
-      properties: { item: { type: 'string', enum: ['sword', 'shield', 'helm', 'axe'] }, price: { type: 'integer', minimum: 1, maximum: 1000 } },
-      required: ['item', 'price'],
-      additionalProperties: false,
-    },
-  },
-  {
-    name: 'repair',
-    description: 'Repair an item the player carries',
-    parameters: {
-      type: 'object',
-      properties: { item: { type: 'string', minLength: 1, maxLength: 24 }, urgent: { type: 'boolean' } },
-      required: ['item'],
-      additionalProperties: false,
-    },
-  },
+  ...SHOP_TOOLS,
   {
     name: 'give_directions',
     description: 'Tell the player the way to a place in the village',

@@ -17,6 +17,8 @@ export const INTENT_SET_VERSION = 'intents-v1';
 export interface QualityIntent {
   id: string;
   description: string;
+  /** Two example lines per intent, given to the classifier; none of them is in {@link INTENT_LINES}. */
+  examples: readonly string[];
 }
 
 export interface LabelledLine {
@@ -25,14 +27,14 @@ export interface LabelledLine {
 }
 
 export const NPC_INTENTS: readonly QualityIntent[] = [
-  { id: 'greet', description: 'The player greets the blacksmith or introduces themselves.' },
-  { id: 'buy', description: 'The player wants to buy an item from the blacksmith.' },
-  { id: 'sell', description: 'The player wants to sell an item to the blacksmith.' },
-  { id: 'repair', description: 'The player wants the blacksmith to repair or sharpen an item.' },
-  { id: 'directions', description: 'The player asks the way to a place in town.' },
-  { id: 'rumors', description: 'The player asks for gossip, news or rumors.' },
-  { id: 'threaten', description: 'The player threatens the blacksmith with harm.' },
-  { id: 'farewell', description: 'The player says goodbye and ends the conversation.' },
+  { id: 'greet', description: 'The player greets the blacksmith or introduces themselves.', examples: ['Good day to you, smith!', 'Hello there, I am new in Emberfall.'] },
+  { id: 'buy', description: 'The player wants to buy an item from the blacksmith.', examples: ['I need a new pair of tongs, what do they cost?', 'I will take that iron helmet off your hands.'] },
+  { id: 'sell', description: 'The player wants to sell an item to the blacksmith.', examples: ['Want these old horseshoes? Make me an offer.', 'I have a spare dagger I could let you have for coin.'] },
+  { id: 'repair', description: 'The player wants the blacksmith to repair or sharpen an item.', examples: ['My sword has a nick in the blade, can you fix it?', 'These chain links snapped, could you mend them?'] },
+  { id: 'directions', description: 'The player asks the way to a place in town.', examples: ['Where do I find the baker?', 'Which road leads down to the harbour?'] },
+  { id: 'rumors', description: 'The player asks for gossip, news or rumors.', examples: ['Heard anything interesting lately?', 'What are folk whispering about at the tavern?'] },
+  { id: 'threaten', description: 'The player threatens the blacksmith with harm.', examples: ['Do as I say or I burn this forge down.', 'One more word and you will regret it, smith.'] },
+  { id: 'farewell', description: 'The player says goodbye and ends the conversation.', examples: ['I should be off now, see you.', 'Thanks for everything, I am leaving.'] },
 ];
 
 export const INTENT_LINES: readonly LabelledLine[] = [

@@ -111,3 +111,43 @@ export const TOOL_LINES: readonly ToolLine[] = [
   { line: 'Can you straighten my bent plough blade?', tool: 'repair_item' },
   { line: 'Farewell for now, Brenna. Stay warm.', tool: null },
 ];
+
+/** One answer of a router that picks the tool before the call: a plain word, the tool it stands for (null: none). */
+export interface ToolRouterChoice {
+  id: string;
+  tool: string | null;
+  description: string;
+  /** Two example lines, none of them in {@link TOOL_LINES}. */
+  examples: readonly string[];
+}
+
+/**
+ * The choices of the routed mode: the ToolCall node takes no examples and its tool names are not words a small model
+ * writes readily, so a ClassifyIntentLLM picks among plain words first.
+ */
+export const TOOL_ROUTER_CHOICES: readonly ToolRouterChoice[] = [
+  {
+    id: 'price',
+    tool: 'check_price',
+    description: 'The player asks what an item costs.',
+    examples: ['What does a box of nails cost here?', 'How much are you asking for the copper kettle?'],
+  },
+  {
+    id: 'repair',
+    tool: 'repair_item',
+    description: "The player wants one of their items repaired.",
+    examples: ['The hinge on my chest is bent, can you straighten it?', 'Please patch up my dented breastplate when you can.'],
+  },
+  {
+    id: 'directions',
+    tool: 'give_directions',
+    description: 'The player asks the way to a place in town.',
+    examples: ['Which way to the old mill?', 'How do I reach the south gate from here?'],
+  },
+  {
+    id: 'none',
+    tool: null,
+    description: 'Small talk, greetings, opinions or thanks: no tool is needed.',
+    examples: ['Lovely weather for smithing today.', 'Thanks, you have been very kind.'],
+  },
+];

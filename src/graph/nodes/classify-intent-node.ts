@@ -15,7 +15,14 @@ import { inferenceParamsShape } from '../inference/shared-params.js';
 const paramsSchema = z.strictObject({
   ...inferenceParamsShape,
   intents: z
-    .array(z.strictObject({ id: z.string().min(1).max(128), description: z.string().min(1).max(2000) }))
+    .array(
+      z.strictObject({
+        id: z.string().min(1).max(128),
+        description: z.string().min(1).max(2000),
+        /** Example lines of this intent, shown after its description: small models classify far better with them. */
+        examples: z.array(z.string().min(1).max(500)).max(16).default([]),
+      }),
+    )
     .min(1, 'give at least one intent')
     .max(MAX_LETTER_OPTIONS, `at most ${MAX_LETTER_OPTIONS} intents (one letter each)`),
   /** Earlier turns shown to the classifier (default 0: the current line only). */
@@ -142,10 +149,11 @@ function answerTokens(inference: InferencePort, params: ClassifyIntentParams): I
 }
 
 function instructionsFor(params: ClassifyIntentParams): string {
+  const described = params.intents.map((intent) => intent.description + intent.examples.map((example) => ` Example: "${example}"`).join(''));
   const options =
     params.method === 'letters'
-      ? [formatOptions(params.intents.map((intent) => intent.description)), 'Answer with the letter of the best option only.']
-      : [params.intents.map((intent) => `- ${intent.id}: ${intent.description}`).join('\n'), 'Answer with the name of the best option only.'];
+      ? [formatOptions(described), 'Answer with the letter of the best option only.']
+      : [params.intents.map((intent, index) => `- ${intent.id}: ${described[index]}`).join('\n'), 'Answer with the name of the best option only.'];
   return [params.systemPrompt, 'Classify the intent of the last user message. Options:', ...options]
     .filter((part) => part !== '')
     .join('\n\n');

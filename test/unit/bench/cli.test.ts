@@ -87,6 +87,28 @@ describe('llama-dialog bench --workload tavern flags', () => {
   });
 });
 
+describe('llama-dialog bench --workload quality flags', () => {
+  it('runs every set unless --sets names some, kept in run order', () => {
+    expect(parse(['--workload', 'quality']).sets).toBeUndefined();
+    expect(parse(['--workload', 'quality', '--sets', 'memory, intents']).sets).toEqual(['intents', 'memory']);
+  });
+
+  it('refuses an unknown set and the flags the quality workload would ignore, naming the flag', () => {
+    for (const [args, flag] of [
+      [['--workload', 'quality', '--sets', 'speed'], '--sets'],
+      [['--workload', 'quality', '--turns', '10'], '--turns'],
+      [['--workload', 'quality', '--agents', '4'], '--agents'],
+      [['--workload', 'quality', '--profile'], '--profile'],
+      [['--sets', 'tools'], '--sets'],
+      [['--workload', 'tavern', '--sets', 'tools'], '--sets'],
+    ] as const) {
+      const error = parseError([...args]);
+      expect(isLlamaDialogError(error, 'InvalidArgument')).toBe(true);
+      expect((error as Error).message).toContain(flag);
+    }
+  });
+});
+
 describe('llama-dialog chat cache figures', () => {
   it('prints one line per model-calling node and the turn times', async () => {
     const { describeCacheFigures } = await import('../../../src/cli/commands/chat.js');
