@@ -51,7 +51,8 @@ export function qualityRows(sets: QualityReport['sets']): QualityRow[] {
   for (const mode of sets.tools?.modes ?? []) {
     rows.push({
       strategy: `tools: ${mode.mode}`,
-      summary: { schemaValidShare: mode.schemaValidShare, rightShare: mode.rightShare, meanMs: mode.meanMs },
+      // A mode that wrote no call has no share of valid calls to show (not 100 %).
+      summary: { ...(mode.calls > 0 ? { schemaValidShare: mode.schemaValidShare } : {}), rightShare: mode.rightShare, meanMs: mode.meanMs },
     });
   }
   for (const run of sets.memory?.runs ?? []) {
