@@ -374,15 +374,7 @@ async function runTavern(options: BenchOptions, io: CliIo): Promise<ExitCodeValu
     log,
   });
   io.stdout(renderTavernText(report));
-  const jsonPath = options.json ? resolve(options.json) : null;
-  // The chart goes next to the JSON unless a path is given.
-  const chartPath = resolve(options.chart ?? (jsonPath ? jsonPath.replace(/(\.json)?$/i, '.svg') : 'bench-results/bench-tavern.svg'));
-  writeOutput(chartPath, renderTavernChart(report));
-  if (jsonPath) {
-    writeOutput(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
-    io.stdout(`JSON: ${jsonPath}\n`);
-  }
-  io.stdout(`Chart: ${chartPath}\n`);
+  writeChartAndJson(options, io, 'bench-results/bench-tavern.svg', renderTavernChart(report), report);
   return report.strategies.some((result) => result.status === 'failed') ? ExitCode.Failed : ExitCode.Ok;
 }
 
@@ -407,15 +399,20 @@ async function runQuality(options: BenchOptions, io: CliIo): Promise<ExitCodeVal
   const report = await runQualityBenchmark({ settings, sets, environment, progress });
   if (io.stderrIsTty) io.stderr('\r\x1b[K');
   io.stdout(renderQualityText(report));
+  writeChartAndJson(options, io, 'bench-results/bench-quality.svg', renderQualityChart(report), report);
+  return ExitCode.Ok;
+}
+
+/** Writes the chart (next to the JSON unless --chart names a path) and, with --json, the report, and says where. */
+function writeChartAndJson(options: BenchOptions, io: CliIo, defaultChart: string, chart: string, report: unknown): void {
   const jsonPath = options.json ? resolve(options.json) : null;
-  const chartPath = resolve(options.chart ?? (jsonPath ? jsonPath.replace(/(\.json)?$/i, '.svg') : 'bench-results/bench-quality.svg'));
-  writeOutput(chartPath, renderQualityChart(report));
+  const chartPath = resolve(options.chart ?? (jsonPath ? jsonPath.replace(/(\.json)?$/i, '.svg') : defaultChart));
+  writeOutput(chartPath, chart);
   if (jsonPath) {
     writeOutput(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
     io.stdout(`JSON: ${jsonPath}\n`);
   }
   io.stdout(`Chart: ${chartPath}\n`);
-  return ExitCode.Ok;
 }
 
 function writeOutput(path: string, text: string): void {
