@@ -74,31 +74,26 @@ function checkWorkloadFlags(raw: unknown, context: z.RefinementCtx): void {
   }
 }
 
-const qualitySetList = z.string().transform((text, context): QualitySetName[] => {
-  const names = text
-    .split(',')
-    .map((name) => name.trim())
-    .filter((name) => name !== '');
-  const unknown = names.filter((name) => !(QUALITY_SET_NAMES as readonly string[]).includes(name));
-  if (names.length === 0 || unknown.length > 0) {
-    context.addIssue({ code: 'custom', message: `unknown quality set ${unknown.join(', ') || '(none)'}; use ${QUALITY_SET_NAMES.join(', ')}` });
-    return z.NEVER;
-  }
-  return QUALITY_SET_NAMES.filter((name) => names.includes(name));
-});
+// Kept in run order whatever order they were given in.
+const qualitySetList = nameList(QUALITY_SET_NAMES, 'quality set', (names) => QUALITY_SET_NAMES.filter((name) => names.includes(name)));
 
-const tavernStrategyList = z.string().transform((text, context): TavernStrategyName[] => {
-  const names = text
-    .split(',')
-    .map((name) => name.trim())
-    .filter((name) => name !== '');
-  const unknown = names.filter((name) => !(TAVERN_STRATEGY_NAMES as readonly string[]).includes(name));
-  if (names.length === 0 || unknown.length > 0) {
-    context.addIssue({ code: 'custom', message: `unknown strategy ${unknown.join(', ') || '(none)'}; use ${TAVERN_STRATEGY_NAMES.join(', ')}` });
-    return z.NEVER;
-  }
-  return [...new Set(names)] as TavernStrategyName[];
-});
+/** A comma-separated flag of names from `known`: at least one, none unknown (the issue names them and the choices). */
+function nameList<T extends string>(known: readonly T[], what: string, arrange: (names: T[]) => T[]) {
+  return z.string().transform((text, context): T[] => {
+    const names = text
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== '');
+    const unknown = names.filter((name) => !(known as readonly string[]).includes(name));
+    if (names.length === 0 || unknown.length > 0) {
+      context.addIssue({ code: 'custom', message: `unknown ${what} ${unknown.join(', ') || '(none)'}; use ${known.join(', ')}` });
+      return z.NEVER;
+    }
+    return arrange(names as T[]);
+  });
+}
+
+const tavernStrategyList = nameList(TAVERN_STRATEGY_NAMES, 'strategy', (names) => [...new Set(names)]);
 
 const benchSchema = z.preprocess(
   (raw, context) => {
