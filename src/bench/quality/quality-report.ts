@@ -72,7 +72,7 @@ export function judgeQualityGoals(sets: QualityReport['sets']): QualityGoal[] {
     met: best ? best.accuracy >= 0.8 : null,
     figure: best ? `${best.method} ${percent(best.accuracy)} (reference ${reference ? percent(reference.accuracy) : '—'})` : 'not run',
   });
-  const grammar = (sets.tools?.modes ?? []).filter((mode) => mode.mode.includes('grammar') && !mode.mode.startsWith('no grammar'));
+  const grammar = (sets.tools?.modes ?? []).filter((mode) => mode.constrained);
   // Every call written under a grammar must be valid; a mode that wrote none has none to fail, but some must exist.
   const allValid = grammar.every((mode) => mode.schemaValidShare === 1) && grammar.some((mode) => mode.calls > 0);
   goals.push({

@@ -26,6 +26,8 @@ export const TOOL_CALL_MODES: readonly ToolCallMode[] = [
 
 export interface ToolModeResult {
   mode: string;
+  /** Whether the calls were sampled under the tools' grammar. */
+  constrained: boolean;
   lines: number;
   /** Lines on which the model wrote at least one call (valid or not). */
   linesWithCalls: number;
@@ -94,6 +96,7 @@ export async function runToolSet(
     const expectingTool = lines.filter((line) => line.tool !== null).length;
     modes.push({
       mode: mode.name,
+      constrained: mode.constrained,
       lines: lines.length,
       linesWithCalls,
       calls,

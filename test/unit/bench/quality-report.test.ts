@@ -27,6 +27,7 @@ const intent = (method: string, accuracy: number, reference = false): IntentMeth
 
 const toolMode = (mode: string, schemaValidShare: number, rightShare: number, calls = 30): ToolModeResult => ({
   mode,
+  constrained: mode !== 'no grammar',
   lines: 40,
   linesWithCalls: calls,
   calls,
