@@ -104,17 +104,25 @@ Engine::Engine(std::shared_ptr<LoadedModel> model, const ContextSettings& settin
                       "the model was loaded with vocabOnly: true; load it without vocabOnly to create a context");
   }
   const llama_model* m = model_->model();
-  contextSize_ = settings_.contextSize == 0 ? static_cast<uint32_t>(llama_model_n_ctx_train(m)) : settings_.contextSize;
-  if (contextSize_ == 0) throw DialogError(ErrorCode::InvalidArgument, "the model declares no trained context size; pass contextSize");
+  const uint32_t contextSize =
+      settings_.contextSize == 0 ? static_cast<uint32_t>(llama_model_n_ctx_train(m)) : settings_.contextSize;
+  if (contextSize == 0) throw DialogError(ErrorCode::InvalidArgument, "the model declares no trained context size; pass contextSize");
+  contextSize_.store(contextSize);
   settings_.sequences = std::max<uint32_t>(1, settings_.sequences);
   if (settings_.sequences == 1) settings_.unifiedKv = true;  // one sequence: the two layouts are the same cache
-  if (!settings_.unifiedKv && contextSize_ < settings_.sequences) {
-    throw DialogError(ErrorCode::InvalidArgument, "contextSize (" + std::to_string(contextSize_) +
+  if (!settings_.unifiedKv && contextSize < settings_.sequences) {
+    throw DialogError(ErrorCode::InvalidArgument, "contextSize (" + std::to_string(contextSize) +
                                                       ") must give each of the " + std::to_string(settings_.sequences) +
                                                       " sequences at least one cell with a per-sequence KV layout");
   }
-  sequenceContextSize_ = settings_.unifiedKv ? contextSize_ : contextSize_ / settings_.sequences;
-  settings_.batchSize = std::max<uint32_t>(1, std::min(settings_.batchSize, contextSize_));
+  if (settings_.maxContextSize != 0 && !settings_.unifiedKv) {
+    // Streams are contextSize / sequences each, fixed by llama.cpp: a growing cache would move every stream's start.
+    throw DialogError(ErrorCode::InvalidArgument, "maxContextSize (a KV cache that grows) needs the unified KV layout");
+  }
+  minContextSize_ = contextSize;
+  maxContextSize_ = std::max(contextSize, settings_.maxContextSize);
+  sequenceContextSize_ = settings_.unifiedKv ? maxContextSize_ : contextSize / settings_.sequences;
+  settings_.batchSize = std::max<uint32_t>(1, std::min(settings_.batchSize, contextSize));
   // llama.cpp keeps at least one output row per sequence within n_batch rows and asserts (aborts the process)
   // otherwise. This also means every generating sequence always fits one step's batch.
   if (settings_.batchSize < settings_.sequences) {
@@ -158,9 +166,22 @@ bool Engine::AbortCallback(void* data) {
 
 void Engine::EnsureContext() {
   if (context_ != nullptr) return;
-  const int64_t kvBytesEstimate = kvBytesPerCell_ * contextSize_;
+  llama_context* context = NewLlamaContext(contextSize_.load());
+  InstallExitGuard();
+  ggml_threadpool* pool = AttachCpuThreadpool(context, settings_.threads);
+
+  context_ = context;
+  threadpool_ = pool;
+  batch_ = llama_batch_init(static_cast<int32_t>(llama_n_batch(context)), 0, 1);
+  batchAllocated_ = true;
+  hasContext_.store(true);
+  cellsUsed_.store(0);
+}
+
+llama_context* Engine::NewLlamaContext(uint32_t cells) {
+  const int64_t kvBytesEstimate = kvBytesPerCell_ * cells;
   llama_context_params params = llama_context_default_params();
-  params.n_ctx = contextSize_;
+  params.n_ctx = cells;
   params.n_batch = settings_.batchSize;
   params.n_ubatch = settings_.batchSize;
   params.n_seq_max = settings_.sequences;
@@ -185,7 +206,7 @@ void Engine::EnsureContext() {
   const uint64_t available = AvailableMemoryBytes();
   if (available > 0 && static_cast<double>(kvBytesEstimate) > kKvMemoryShare * static_cast<double>(available)) {
     throw DialogError(ErrorCode::InsufficientMemory,
-                      "a context of " + std::to_string(contextSize_) + " tokens needs about " +
+                      "a context of " + std::to_string(cells) + " tokens needs about " +
                           std::to_string(kvBytesEstimate) + " bytes (" + Gib(static_cast<uint64_t>(kvBytesEstimate)) +
                           ") of KV cache, but only " + std::to_string(available) + " bytes (" + Gib(available) +
                           ") of memory are available (at most " + std::to_string(static_cast<int>(kKvMemoryShare * 100)) +
@@ -204,7 +225,7 @@ void Engine::EnsureContext() {
   if (context == nullptr) {
     if (detail.empty()) detail = exceptionText.empty() ? "out of memory or unsupported settings" : exceptionText;
     throw DialogError(ErrorCode::InferenceFailed,
-                      "cannot create a context of " + std::to_string(contextSize_) + " tokens: " + detail);
+                      "cannot create a context of " + std::to_string(cells) + " tokens: " + detail);
   }
 
   if (llama_get_memory(context) == nullptr) {
@@ -213,15 +234,71 @@ void Engine::EnsureContext() {
     throw DialogError(ErrorCode::UnsupportedModel,
                       "cannot create a context: the model has no KV cache, so it cannot generate text (an embedding model)");
   }
-  InstallExitGuard();
-  ggml_threadpool* pool = AttachCpuThreadpool(context, settings_.threads);
+  return context;
+}
 
-  context_ = context;
-  threadpool_ = pool;
-  batch_ = llama_batch_init(static_cast<int32_t>(llama_n_batch(context)), 0, 1);
-  batchAllocated_ = true;
-  hasContext_.store(true);
-  cellsUsed_.store(0);
+namespace {
+constexpr uint32_t kCellGranule = 256;  // llama.cpp pads the attended KV length to 256 cells anyway
+uint32_t RoundUpCells(uint64_t cells) {
+  return static_cast<uint32_t>((cells + kCellGranule - 1) / kCellGranule * kCellGranule);
+}
+}  // namespace
+
+bool Engine::Resize(uint32_t cells) {
+  if (cells == contextSize_.load()) return true;
+  if (context_ == nullptr) {
+    contextSize_.store(cells);
+    resizes_.fetch_add(1);
+    return true;
+  }
+  // Sequence id -1: the whole cache, each cell with all the sequences that hold it. The new cache takes the cells
+  // packed from index 0 on, so a resize also undoes any fragmentation.
+  const size_t size = llama_state_seq_get_size(context_, -1);
+  if (transferScratch_.size() < size) transferScratch_.resize(size);
+  const size_t written = llama_state_seq_get_data(context_, transferScratch_.data(), size, -1);
+  if (written == 0) return false;
+  llama_context* resized = nullptr;
+  try {
+    resized = NewLlamaContext(cells);
+  } catch (const DialogError&) {
+    return false;  // out of memory, say: the old cache goes on as it was
+  }
+  size_t read = 0;
+  try {
+    read = llama_state_seq_set_data(resized, transferScratch_.data(), written, -1);
+  } catch (const std::exception&) {
+    read = 0;
+  }
+  if (read != written) {
+    FreeUnlessExiting([resized] { llama_free(resized); });
+    return false;
+  }
+  if (threadpool_ != nullptr) llama_attach_threadpool(resized, threadpool_, nullptr);
+  llama_context* old = context_;
+  context_ = resized;
+  contextSize_.store(cells);
+  resizes_.fetch_add(1);
+  FreeUnlessExiting([old] { llama_free(old); });
+  RefreshCellsUsed();
+  return true;
+}
+
+bool Engine::GrowFor(uint32_t batchTokens) {
+  const uint32_t current = contextSize_.load();
+  if (current >= maxContextSize_) return false;
+  // By half at least, so that a crowd arriving one agent at a time costs a few copies, not one per agent.
+  const uint64_t wanted = std::max<uint64_t>(static_cast<uint64_t>(cellsUsed_.load()) + batchTokens, current + current / 2);
+  return Resize(std::min(maxContextSize_, RoundUpCells(wanted)));
+}
+
+void Engine::ShrinkIfMostlyFree() {
+  const uint32_t current = contextSize_.load();
+  if (current <= minContextSize_ || context_ == nullptr) return;
+  // cellsUsed_ counts a cell shared by several sequences once per sequence: never below what the cache holds.
+  const uint32_t used = cellsUsed_.load();
+  if (static_cast<uint64_t>(used) * 3 >= current) return;
+  const uint32_t target = std::max(minContextSize_, RoundUpCells(static_cast<uint64_t>(used) * 3 / 2));
+  if (target < current) Resize(target);
 }
 
 void Engine::Release() {
@@ -282,6 +359,7 @@ void Engine::DropSequence(Sequence& sequence) {
     }
   }
   RefreshCellsUsed();
+  ShrinkIfMostlyFree();
 }
 
 void Engine::RefreshCellsUsed() {
@@ -411,6 +489,12 @@ void Engine::Decode(std::vector<Participant>& participants) {
   llama_memory_t memory = llama_get_memory(context_);
   for (Participant& p : participants) {
     llama_memory_seq_rm(memory, p.sequence->id(), static_cast<llama_pos>(p.sequence->mirror().size()), -1);
+  }
+  // 1 = no free cells for the batch (nothing of it was decoded): a cache that may grow does, and the step runs again.
+  if (rc == 1 && GrowFor(static_cast<uint32_t>(batch_.n_tokens))) {
+    RefreshCellsUsed();
+    Decode(participants);
+    return;
   }
   if (participants.size() > 1 && rc != 2) {
     // Isolate: one participant's failure (no KV slot for its chunk, say) must not fail the others.

@@ -17,6 +17,12 @@
 //     stream, completion). If the decode fails with several participants, this step's tokens are removed
 //     from each of them (llama_memory_seq_rm from its pre-step position) and each is retried alone; only those
 //     that fail alone fail, with the messages an own context gives.
+//
+// KV sized to use (a unified cache with maxContextSize above contextSize): the llama_context starts with
+// contextSize cells. A step that finds no free cells (llama_decode's 1) grows it, by half or to what the step
+// needs, up to maxContextSize, and runs again; when sequences leave and the cells in use fall below a third, it
+// shrinks back (never below contextSize). Either way Resize moves every cell into a new llama_context between two
+// steps (a whole-cache state copy, so cells shared by several sequences stay shared), so no running request notices.
 #pragma once
 
 #include <atomic>
@@ -54,6 +60,11 @@ struct ContextSettings {
    * that reaches back past what the window layers still hold re-reads the prompt (Sequence::TrimTo).
    */
   bool swaFull = true;
+  /**
+   * Unified KV only: the most cells the cache may grow to (0 or contextSize = fixed at contextSize). A sequence may
+   * then hold up to this many tokens even while the cache is smaller.
+   */
+  uint32_t maxContextSize = 0;
 };
 
 class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
@@ -67,8 +78,12 @@ class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
   const LoadedModel& model() const { return *model_; }
   ComputeThread& computeThread() const { return model_->computeThread(); }
   const ContextSettings& settings() const { return settings_; }
-  /** KV cells of the whole context (the requested size; llama.cpp may allocate a little more). */
-  uint32_t contextSize() const { return contextSize_; }
+  /** KV cells of the whole context now (the requested size; llama.cpp may allocate a little more). Any thread. */
+  uint32_t contextSize() const { return contextSize_.load(); }
+  /** The most cells the context may grow to (contextSize when it cannot grow). */
+  uint32_t maxContextSize() const { return maxContextSize_; }
+  /** How many times the KV cache was resized (grown or shrunk). Any thread. */
+  uint32_t resizes() const { return resizes_.load(); }
   uint32_t sequenceCapacity() const { return settings_.sequences; }
   /** True when all sequences share one KV cache; false with one KV stream per sequence. */
   bool unifiedKv() const { return settings_.unifiedKv; }
@@ -79,7 +94,7 @@ class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
   /** KV bytes one cell takes over all layers. */
   int64_t kvBytesPerCell() const { return kvBytesPerCell_; }
   /** KV bytes of the whole allocation while the llama_context exists (an estimate for the GC). */
-  int64_t kvBytes() const { return hasContext_.load() ? kvBytesPerCell_ * contextSize_ : 0; }
+  int64_t kvBytes() const { return hasContext_.load() ? kvBytesPerCell_ * contextSize_.load() : 0; }
   /** Cells in use as of the last finished step or task (JS thread may read it any time). */
   uint32_t cellsUsed() const { return cellsUsed_.load(); }
   /** JS thread: the shared context was disposed; its sequences refuse every later call (ObjectDisposed). */
@@ -105,6 +120,13 @@ class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
   void Release();
   /** Re-reads the cells in use from the KV cache (after anything that changed them). */
   void RefreshCellsUsed();
+  /**
+   * Moves every cell into a new llama_context of `cells` cells (between steps). False, with the old context kept as
+   * it was, when the new one cannot be made or cannot take the cells.
+   */
+  bool Resize(uint32_t cells);
+  /** After sequences left: shrinks a grown cache whose cells in use fell below a third of it. */
+  void ShrinkIfMostlyFree();
 
  private:
   struct Participant {
@@ -121,11 +143,18 @@ class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
   /** The KV length this step attended over, as llama.cpp pads it (for the step profile). */
   uint32_t EstimateStepNKv(const std::vector<Participant>& participants) const;
   static bool AbortCallback(void* data);
+  /** A new llama_context of `cells` cells with this engine's settings (not attached to anything yet). */
+  llama_context* NewLlamaContext(uint32_t cells);
+  /** Grows the cache for a step of `batchTokens` that found no room; false when it cannot grow. */
+  bool GrowFor(uint32_t batchTokens);
 
   std::shared_ptr<LoadedModel> model_;
   ContextSettings settings_;
-  uint32_t contextSize_ = 0;
+  std::atomic<uint32_t> contextSize_{0};
+  uint32_t minContextSize_ = 0;  // where a grown cache shrinks back to
+  uint32_t maxContextSize_ = 0;
   uint32_t sequenceContextSize_ = 0;
+  std::atomic<uint32_t> resizes_{0};
   StateBytes transferScratch_;  // a state buffer like any other (state_bytes.h): no zero-fill, huge pages
   int64_t kvBytesPerCell_ = 0;
   llama_context* context_ = nullptr;

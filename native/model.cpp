@@ -226,6 +226,11 @@ ContextSettings ModelHandle::SettingsFrom(const Napi::Value& value, const char* 
   settings.swaFull = swaCache == "full";
   // llama.cpp refuses more than LLAMA_MAX_SEQ (256) sequences in one context.
   settings.sequences = static_cast<uint32_t>(IntProp(options, "sequences", 1, 1, 256));
+  settings.maxContextSize = static_cast<uint32_t>(IntProp(options, "maxContextSize", 0, 0, 1 << 24));
+  if (settings.maxContextSize != 0 && settings.maxContextSize < settings.contextSize) {
+    throw DialogError(ErrorCode::InvalidArgument, "maxContextSize (" + std::to_string(settings.maxContextSize) +
+                                                      ") must be at least contextSize (" + std::to_string(settings.contextSize) + ")");
+  }
   return settings;
 }
 

@@ -246,6 +246,12 @@ void Sequence::OnDecodeFailed(int32_t rc, size_t count) {
   }
   if (phase_ != Phase::kPrompt) return;
   if (rc == 2) return FinishAborted();
+  if (rc == 1) {
+    // Only a shared cache runs out of cells (an own one is checked against contextSize first): it is full, and at its cap.
+    return Fail(ErrorCode::InsufficientMemory,
+                "no free KV cells: all " + std::to_string(engine_.contextSize()) + " cells of the shared context are in use (its cap is " +
+                    std::to_string(engine_.maxContextSize()) + "); raise its cap (sharedContextSize or kvMemoryBudget) or free idle sequences");
+  }
   Fail(ErrorCode::InferenceFailed, "llama_decode failed with code " + std::to_string(rc) + " on tokens " +
                                        std::to_string(promptNext_) + ".." + std::to_string(promptNext_ + count));
 }

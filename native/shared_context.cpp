@@ -14,6 +14,8 @@ Napi::Function SharedContextHandle::DefineClass(Napi::Env env) {
       {
           InstanceMethod<&SharedContextHandle::Sequences>("sequences"),
           InstanceMethod<&SharedContextHandle::ContextSize>("contextSize"),
+          InstanceMethod<&SharedContextHandle::MaxContextSize>("maxContextSize"),
+          InstanceMethod<&SharedContextHandle::Resizes>("resizes"),
           InstanceMethod<&SharedContextHandle::SequenceContextSize>("sequenceContextSize"),
           InstanceMethod<&SharedContextHandle::KvLayout>("kvLayout"),
           InstanceMethod<&SharedContextHandle::KvBytesPerCell>("kvBytesPerCell"),
@@ -50,8 +52,26 @@ Napi::Value SharedContextHandle::Sequences(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), Live(info.Env()).sequenceCapacity());
 }
 
+void SharedContextHandle::ReportMemory(Napi::Env env) {
+  if (!engine_) return;
+  const int64_t bytes = engine_->kvBytes();
+  if (bytes == reportedBytes_) return;
+  Napi::MemoryManagement::AdjustExternalMemory(env, bytes - reportedBytes_);
+  reportedBytes_ = bytes;
+}
+
 Napi::Value SharedContextHandle::ContextSize(const Napi::CallbackInfo& info) {
-  return Napi::Number::New(info.Env(), Live(info.Env()).contextSize());
+  const uint32_t cells = Live(info.Env()).contextSize();
+  ReportMemory(info.Env());
+  return Napi::Number::New(info.Env(), cells);
+}
+
+Napi::Value SharedContextHandle::MaxContextSize(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), Live(info.Env()).maxContextSize());
+}
+
+Napi::Value SharedContextHandle::Resizes(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), engine_ ? engine_->resizes() : 0);
 }
 
 Napi::Value SharedContextHandle::SequenceContextSize(const Napi::CallbackInfo& info) {
@@ -71,6 +91,7 @@ Napi::Value SharedContextHandle::LiveSequences(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value SharedContextHandle::CellsUsed(const Napi::CallbackInfo& info) {
+  ReportMemory(info.Env());
   return Napi::Number::New(info.Env(), engine_ ? engine_->cellsUsed() : 0);
 }
 

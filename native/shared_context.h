@@ -22,6 +22,8 @@ class SharedContextHandle : public Napi::ObjectWrap<SharedContextHandle> {
  private:
   Napi::Value Sequences(const Napi::CallbackInfo& info);
   Napi::Value ContextSize(const Napi::CallbackInfo& info);
+  Napi::Value MaxContextSize(const Napi::CallbackInfo& info);
+  Napi::Value Resizes(const Napi::CallbackInfo& info);
   Napi::Value SequenceContextSize(const Napi::CallbackInfo& info);
   Napi::Value KvLayout(const Napi::CallbackInfo& info);
   Napi::Value KvBytesPerCell(const Napi::CallbackInfo& info);
@@ -31,6 +33,8 @@ class SharedContextHandle : public Napi::ObjectWrap<SharedContextHandle> {
   Napi::Value Dispose(const Napi::CallbackInfo& info);
 
   Engine& Live(Napi::Env env) const;
+  /** Tells the GC about a cache that grew or shrank since the last report. */
+  void ReportMemory(Napi::Env env);
 
   std::shared_ptr<Engine> engine_;
   int64_t reportedBytes_ = 0;

@@ -63,5 +63,14 @@ export const sharedContextOptionsSchema = z
     threads: z.number().int().min(1).max(512).optional(),
     kvCacheType: z.enum(KV_CACHE_TYPES).optional(),
     kvLayout: z.enum(KV_LAYOUTS).optional(),
+    maxContextSize: z.number().int().min(1).max(16_777_216).optional(),
   })
-  .strict();
+  .strict()
+  .refine((options) => options.maxContextSize === undefined || options.maxContextSize >= options.contextSize, {
+    message: 'maxContextSize must be at least contextSize',
+    path: ['maxContextSize'],
+  })
+  .refine((options) => options.maxContextSize === undefined || options.kvLayout !== 'perSequence', {
+    message: "maxContextSize (a KV cache that grows) needs kvLayout 'unified'",
+    path: ['maxContextSize'],
+  });

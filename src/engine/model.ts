@@ -131,7 +131,9 @@ export class Model implements Tokenizer {
 
   /**
    * Creates a model-wide shared context: one llama_context with `sequences` sequence ids over `contextSize` KV cells,
-   * one cache they all share or one stream each (`kvLayout`, see {@link KvLayout}) (SPEC §2.4). Its sequences ({@link SharedContext.createSequence}) have the API of a
+   * one cache they all share or one stream each (`kvLayout`, see {@link KvLayout}) (SPEC §2.4). With
+   * `maxContextSize` (unified only) the cache starts at `contextSize` cells and grows when a step finds no room, up to
+   * `maxContextSize`, and shrinks back when sequences leave (native/engine.h). Its sequences ({@link SharedContext.createSequence}) have the API of a
    * {@link Context}; their decode work is batched together, one llama_decode per step.
    * @throws LlamaDialogError as {@link createContext} (InsufficientMemory is checked for the whole cache).
    */
@@ -151,6 +153,7 @@ export class Model implements Tokenizer {
       // Sequences copy prefixes from one another, which needs every position of the source in the window layers.
       swaCache: 'full' as const,
       kvLayout: parsed.kvLayout ?? 'unified',
+      ...(parsed.maxContextSize === undefined ? {} : { maxContextSize: parsed.maxContextSize }),
     };
     const creation = callNative(() => this.#handle.createSharedContext(settings));
     this.#pending.add(creation);

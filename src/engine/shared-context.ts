@@ -13,7 +13,7 @@ export class SharedContext implements SharedInferenceContext {
   /** The model it runs (kept alive by the shared context). */
   readonly model: Model;
   readonly sequences: number;
-  readonly contextSize: number;
+  readonly maxContextSize: number;
   readonly kvLayout: KvLayout;
   readonly sequenceContextSize: number;
   readonly kvBytesPerCell: number;
@@ -28,10 +28,20 @@ export class SharedContext implements SharedInferenceContext {
     this.model = model;
     this.#handle = handle;
     this.sequences = handle.sequences();
-    this.contextSize = handle.contextSize();
+    this.maxContextSize = handle.maxContextSize();
     this.kvLayout = handle.kvLayout();
     this.sequenceContextSize = handle.sequenceContextSize();
     this.kvBytesPerCell = handle.kvBytesPerCell();
+  }
+
+  /** KV cells now: a cache with a maxContextSize above its start grows and shrinks between steps. */
+  get contextSize(): number {
+    return this.#disposePromise !== undefined ? 0 : this.#handle.contextSize();
+  }
+
+  /** How many times the cache grew or shrank. */
+  get resizes(): number {
+    return this.#disposePromise !== undefined ? 0 : this.#handle.resizes();
   }
 
   /** Sequences created and not disposed yet. */

@@ -179,6 +179,12 @@ export interface SharedContextOptions {
   kvCacheType?: KvCacheType;
   /** Default `unified`. */
   kvLayout?: KvLayout;
+  /**
+   * Unified layout only: the most KV cells the cache may grow to. Without it the cache is fixed at `contextSize`.
+   * With it, `contextSize` is where the cache starts and the floor it shrinks back to; a sequence may hold up to
+   * `maxContextSize` tokens.
+   */
+  maxContextSize?: number;
 }
 
 /**
@@ -188,8 +194,12 @@ export interface SharedContextOptions {
  */
 export interface SharedInferenceContext {
   readonly sequences: number;
-  /** KV cells of all sequences together. */
+  /** KV cells of all sequences together, now (a growing cache changes it between steps). */
   readonly contextSize: number;
+  /** The most cells the cache may grow to (`contextSize` for a fixed one). Optional: fakes may lack it. */
+  readonly maxContextSize?: number;
+  /** How many times the cache grew or shrank. Optional: fakes may lack it. */
+  readonly resizes?: number;
   readonly kvLayout: KvLayout;
   /** The most tokens one sequence can hold: `contextSize` when unified, its stream's share per sequence. */
   readonly sequenceContextSize: number;

@@ -169,12 +169,18 @@ export interface NativeSharedContextSettings extends NativeContextSettings {
   /** Sequences the context can hold at once (n_seq_max). */
   sequences: number;
   kvLayout?: 'unified' | 'perSequence';
+  /** Unified only: the most cells the KV cache may grow to (0 = fixed at contextSize). */
+  maxContextSize?: number;
 }
 
 /** native/shared_context.cpp: a multi-sequence engine; its sequences are NativeContextHandles. */
 export interface NativeSharedContextHandle {
   sequences(): number;
+  /** KV cells now (changes when the cache grows or shrinks). */
   contextSize(): number;
+  maxContextSize(): number;
+  /** How many times the cache was resized. */
+  resizes(): number;
   sequenceContextSize(): number;
   kvLayout(): 'unified' | 'perSequence';
   kvBytesPerCell(): number;

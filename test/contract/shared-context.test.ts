@@ -164,3 +164,78 @@ describe.each(cases)('SharedInferenceContext contract: $name', ({ engine, kvLayo
     expect(sequence.kvBytes).toBe(0);
   });
 });
+
+describe.each(await engines())('SharedInferenceContext contract, KV sized to use: $name', (engine) => {
+  const opened: SharedInferenceContext[] = [];
+  const open = async (options: SharedContextOptions): Promise<SharedInferenceContext> => {
+    const shared = await engine.createShared(options);
+    opened.push(shared);
+    return shared;
+  };
+  beforeAll(() => engine.open());
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((shared) => shared.dispose()));
+  });
+  afterAll(() => engine.close());
+
+  const SEQUENCES = 4;
+  const PROMPT = 300;
+  /** Greedy replies of each sequence, continuing its own prompt. */
+  const replies = (sequences: InferenceSequence[], seed: number): Promise<number[][]> =>
+    Promise.all(
+      sequences.map(async (sequence, k) => {
+        const prompt = concat(sequence.tokens, syntheticPrompt(6, seed + k));
+        const result = await sequence.generate({ prompt, maxTokens: 6, sampling: { temperature: 0 } });
+        return Array.from(result.tokens);
+      }),
+    );
+
+  it('starts at contextSize, grows up to maxContextSize as its sequences fill it, shrinks when they leave; replies stay those of a fixed cache', async () => {
+    const growing = await open({ sequences: SEQUENCES, contextSize: 256, maxContextSize: 2048 });
+    const fixed = await open({ sequences: SEQUENCES, contextSize: 2048 });
+    expect(growing.contextSize).toBe(256);
+    expect(growing.maxContextSize).toBe(2048);
+    // Each sequence may hold up to the cap, not just what the cache holds now.
+    expect(growing.sequenceContextSize).toBe(2048);
+    const grown = Array.from({ length: SEQUENCES }, () => growing.createSequence({ contextSize: 512 }));
+    const reference = Array.from({ length: SEQUENCES }, () => fixed.createSequence({ contextSize: 512 }));
+    // All at once: one engine step carries several prompts, so the growth happens inside a batched step.
+    await Promise.all(grown.map((sequence, k) => sequence.evaluate(syntheticPrompt(PROMPT, 40 + k))));
+    await Promise.all(reference.map((sequence, k) => sequence.evaluate(syntheticPrompt(PROMPT, 40 + k))));
+    const crowded = growing.contextSize;
+    expect(crowded).toBeGreaterThanOrEqual(SEQUENCES * PROMPT);
+    expect(crowded).toBeLessThanOrEqual(2048);
+    expect(growing.resizes).toBeGreaterThan(0);
+    expect(await replies(grown, 60)).toEqual(await replies(reference, 60));
+
+    const resizesBefore = growing.resizes ?? 0;
+    await Promise.all(grown.slice(1).map((sequence) => sequence.dispose()));
+    await Promise.all(reference.slice(1).map((sequence) => sequence.dispose()));
+    const [stays] = grown as [InferenceSequence];
+    const [stayed] = reference as [InferenceSequence];
+    expect(growing.contextSize).toBeLessThan(crowded);
+    expect(growing.contextSize).toBeGreaterThanOrEqual(Math.max(256, growing.cellsUsed()));
+    expect(growing.resizes).toBeGreaterThan(resizesBefore);
+    // What the remaining sequence held moved with the cache: it reuses all of it and answers as before.
+    expect(Array.from(stays.tokens)).toEqual(Array.from(stayed.tokens));
+    expect(await replies([stays], 70)).toEqual(await replies([stayed], 70));
+  });
+
+  it('at its cap it refuses as a fixed cache does, and the other sequences keep their cells', async () => {
+    const growing = await open({ sequences: 2, contextSize: 256, maxContextSize: 512 });
+    const first = growing.createSequence({ contextSize: 512 });
+    const second = growing.createSequence({ contextSize: 512 });
+    await first.evaluate(syntheticPrompt(400, 80));
+    expect(growing.contextSize).toBe(512);
+    await expect(second.evaluate(syntheticPrompt(300, 81))).rejects.toMatchObject({ errorName: 'InsufficientMemory' });
+    expect(first.tokens).toHaveLength(400);
+    expect(growing.contextSize).toBeLessThanOrEqual(512);
+  });
+
+  it('refuses a maxContextSize below contextSize, and one with a per-sequence layout', async () => {
+    await expect(engine.createShared({ sequences: 2, contextSize: 512, maxContextSize: 256 })).rejects.toMatchObject({ errorName: 'InvalidArgument' });
+    await expect(
+      engine.createShared({ sequences: 2, contextSize: 512, maxContextSize: 1024, kvLayout: 'perSequence' }),
+    ).rejects.toMatchObject({ errorName: 'InvalidArgument' });
+  });
+});

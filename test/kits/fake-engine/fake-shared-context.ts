@@ -1,5 +1,13 @@
 import { LlamaDialogError } from '../../../src/errors.js';
-import type { InferenceSequence, KvLayout, SharedContextOptions, SharedInferenceContext } from '../../../src/engine/types.js';
+import type {
+  EvaluateResult,
+  GenerateOptions,
+  GenerateResult,
+  InferenceSequence,
+  KvLayout,
+  SharedContextOptions,
+  SharedInferenceContext,
+} from '../../../src/engine/types.js';
 import { FakeContext, type FakeContextOptions } from './fake-context.js';
 
 /** A sequence of a {@link FakeSharedContext}: a {@link FakeContext} whose `kvBytes` counts the cells it holds. */
@@ -37,6 +45,16 @@ export class FakeSequence extends FakeContext implements InferenceSequence {
     return length;
   }
 
+  override evaluate(tokens: Int32Array, options: { signal?: AbortSignal } = {}): Promise<EvaluateResult> {
+    const full = this.shared.refuseBeyondCells(tokens.length - matchingPrefix(this.tokens, tokens));
+    return full ? Promise.reject(full) : super.evaluate(tokens, options);
+  }
+
+  override generate(options: GenerateOptions): Promise<GenerateResult> {
+    const full = this.shared.refuseBeyondCells(options.prompt.length - matchingPrefix(this.tokens, options.prompt));
+    return full ? Promise.reject(full) : super.generate(options);
+  }
+
   /** True while this sequence decodes a prompt that shares more of `tokens` than what it holds now. */
   decodingMoreOf(tokens: Int32Array): boolean {
     const prompt = this.promptInFlight;
@@ -70,7 +88,7 @@ export interface FakeSharedContextOptions extends SharedContextOptions {
  */
 export class FakeSharedContext implements SharedInferenceContext {
   readonly sequences: number;
-  readonly contextSize: number;
+  readonly maxContextSize: number;
   readonly kvLayout: KvLayout;
   readonly sequenceContextSize: number;
   readonly kvBytesPerCell: number;
@@ -79,18 +97,52 @@ export class FakeSharedContext implements SharedInferenceContext {
   readonly live = new Set<FakeSequence>();
   disposed = false;
   readonly #options: FakeSharedContextOptions;
+  #cells: number;
+  #resizes = 0;
 
   constructor(options: FakeSharedContextOptions) {
+    if (options.maxContextSize !== undefined && (options.maxContextSize < options.contextSize || options.kvLayout === 'perSequence')) {
+      throw new LlamaDialogError('InvalidArgument', "maxContextSize must be at least contextSize, with kvLayout 'unified'");
+    }
     this.sequences = options.sequences;
-    this.contextSize = options.contextSize;
+    this.#cells = options.contextSize;
+    this.maxContextSize = Math.max(options.contextSize, options.maxContextSize ?? 0);
     this.kvLayout = options.kvLayout ?? 'unified';
-    this.sequenceContextSize = this.kvLayout === 'unified' ? options.contextSize : Math.floor(options.contextSize / options.sequences);
+    this.sequenceContextSize = this.kvLayout === 'unified' ? this.maxContextSize : Math.floor(options.contextSize / options.sequences);
     this.kvBytesPerCell = options.kvBytesPerCell;
     this.#options = options;
   }
 
   get liveSequences(): number {
     return this.live.size;
+  }
+
+  /**
+   * KV cells now. A cache with a maxContextSize follows the engine's rule (native/engine.h), read lazily from the cells
+   * in use: by half (or to what is used) when they no longer fit, back down when fewer than a third are used.
+   */
+  get contextSize(): number {
+    const used = this.cellsUsed();
+    const roundUp = (cells: number): number => Math.ceil(cells / 256) * 256;
+    let next = this.#cells;
+    if (used > this.#cells) next = Math.min(this.maxContextSize, roundUp(Math.max(used, this.#cells * 1.5)));
+    else if (used * 3 < this.#cells) next = Math.max(this.#options.contextSize, roundUp(used * 1.5));
+    if (next !== this.#cells) {
+      this.#cells = next;
+      this.#resizes += 1;
+    }
+    return this.#cells;
+  }
+
+  /** The engine's error for a step that finds no free cell in a unified cache at its cap; undefined when `more` fit. */
+  refuseBeyondCells(more: number): LlamaDialogError | undefined {
+    if (this.kvLayout !== 'unified' || this.cellsUsed() + more <= this.maxContextSize) return undefined;
+    return new LlamaDialogError('InsufficientMemory', `no free KV cells: all ${this.maxContextSize} cells of the shared context are in use`);
+  }
+
+  get resizes(): number {
+    void this.contextSize;
+    return this.#resizes;
   }
 
   cellsUsed(): number {
