@@ -68,6 +68,8 @@ export { Session, createSession, defaultModelRegistry, type SessionOptions, type
 export {
   ModelRegistry,
   type ContextForm,
+  type ContextPolicy,
+  type KvReservation,
   type ModelCatalogEntry,
   type LoadedModelStatus,
   type ModelStats,

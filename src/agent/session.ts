@@ -12,7 +12,8 @@ import { AgentVariables } from './agent-variables.js';
 import { engineModelLoader } from '../host/model-loader.js';
 import {
   ModelRegistry,
-  type ContextForm,
+  type ContextPolicy,
+  CONTEXT_POLICIES,
   type LoadedModelStatus,
   type ModelCatalogEntry,
   type ModelLease,
@@ -46,10 +47,12 @@ export interface SessionHostOptions extends Partial<RuntimeSettings> {
   /** Random source for nodes that choose at random (default Math.random). */
   random?: () => number;
   /**
-   * Form of the node caches on models whose catalog entry names none (SPEC §2.4): `own` (default) = one context per
-   * node cache, `shared` = one sequence each of a model-wide shared context. The first load of a model decides.
+   * Form of the node caches on models whose catalog entry names none (SPEC §2.4): `auto` (default) = a sequence each
+   * of a model-wide shared context whose KV is sized to use, batched, wherever the engine can make one (else own
+   * contexts); `own` = one context per node cache; `shared` = as auto, with a warning where it falls back. The first
+   * load of a model decides.
    */
-  contexts?: ContextForm;
+  contexts?: ContextPolicy;
 }
 
 let sharedRegistry: ModelRegistry | undefined;
@@ -74,7 +77,7 @@ export class Session {
   private readonly settings: RuntimeSettings;
   private readonly nodeTypes: ReadonlyMap<string, NodeDefinition>;
   private readonly random: () => number;
-  private readonly contexts: ContextForm | undefined;
+  private readonly contexts: ContextPolicy | undefined;
   private readonly agents = new Map<string, Agent>();
   private readonly storages = new Map<string, StringStorage>();
   private readonly modelHolds = new Map<string, ModelLease>();
@@ -96,8 +99,8 @@ export class Session {
     }
     this.nodeTypes = host.nodeTypes ?? nodeCatalog;
     this.random = host.random ?? Math.random;
-    if (host.contexts !== undefined && host.contexts !== 'own' && host.contexts !== 'shared') {
-      throw new LlamaDialogError('InvalidArgument', `contexts must be 'own' or 'shared', got ${String(host.contexts)}`);
+    if (host.contexts !== undefined && !CONTEXT_POLICIES.includes(host.contexts)) {
+      throw new LlamaDialogError('InvalidArgument', `contexts must be 'auto', 'own' or 'shared', got ${String(host.contexts)}`);
     }
     this.contexts = host.contexts;
   }
@@ -332,7 +335,7 @@ export class Session {
     return this.sessionOptions;
   }
 
-  private acquireOptions(): { defaults: { contexts?: ContextForm } } {
+  private acquireOptions(): { defaults: { contexts?: ContextPolicy } } {
     return { defaults: this.contexts === undefined ? {} : { contexts: this.contexts } };
   }
 

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Agent } from '../agent/agent.js';
 import { Session } from '../agent/session.js';
 import { loadModel } from '../engine/load-model.js';
-import type { ContextForm } from '../host/model-registry.js';
+import type { ContextPolicy } from '../host/model-registry.js';
 import { LlamaDialogError } from '../errors.js';
 import type { NodeCallMetrics, TurnMetrics } from './bench-result.js';
 import type { BenchStrategy } from './bench-strategy.js';
@@ -21,8 +21,8 @@ export interface AgentStrategyOptions {
   batchSize?: number;
   /** Record every engine step of each generation in the turn's node metrics (`decodeSteps`). */
   profileDecode?: boolean;
-  /** Form of the node caches (default own). */
-  contexts?: ContextForm;
+  /** Form of the node caches (default: the library's, auto). */
+  contexts?: ContextPolicy;
 }
 
 const DESCRIPTIONS: Record<AgentStrategyName, string> = {
@@ -50,7 +50,7 @@ export class AgentStrategy implements BenchStrategy {
   constructor(options: AgentStrategyOptions) {
     this.options = options;
     this.name = options.name;
-    this.description = DESCRIPTIONS[options.name] + (options.contexts === 'shared' ? '; each node cache is a sequence of one shared context' : '');
+    this.description = DESCRIPTIONS[options.name] + (options.contexts === 'own' ? '; one llama_context per node cache' : '; each node cache is a sequence of one shared context sized to use');
   }
 
   async prepare(): Promise<void> {

@@ -305,12 +305,13 @@ export class KvSnapshotPool {
   }
 
   /**
-   * Bytes live KV may reach: the budget, and for the shared form also the shared context's own cells (they cannot
-   * hold more, so idle sequences are evicted rather than letting a decode find no free cell).
+   * Bytes live KV may reach: the budget, and for the shared form also the most cells the shared context can hold (its
+   * cap, for one sized to use; it cannot hold more, so idle sequences are evicted rather than letting a decode find no
+   * free cell).
    */
   private byteCap(): number | undefined {
     const shared = this.options.sharedContext?.();
-    const cells = shared ? shared.contextSize * shared.kvBytesPerCell : undefined;
+    const cells = shared ? (shared.maxContextSize ?? shared.contextSize) * shared.kvBytesPerCell : undefined;
     if (cells === undefined) return this.kvMemoryBudget;
     return this.kvMemoryBudget === undefined ? cells : Math.min(this.kvMemoryBudget, cells);
   }

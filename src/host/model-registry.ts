@@ -12,10 +12,23 @@ import { SCHEDULING_POLICIES, createModelScheduler, type ModelScheduler, type Sc
 
 /**
  * The physical form of the node caches of every agent on one model (SPEC §2.4): `own` = one llama_context per node
- * cache; `shared` = one sequence each of ONE model-wide shared context (continuous batching, shared-prefix spawn).
+ * cache; `shared` = one sequence each of ONE model-wide shared context (continuous batching, shared-prefix spawn),
+ * whose KV cache is sized to use; `auto` (the default) = `shared` wherever the engine can create a shared context,
+ * else `own`, without a warning (docs/NOTES.md, "Many NPCs by default").
  */
+export type ContextPolicy = 'auto' | 'own' | 'shared';
+export const CONTEXT_POLICIES = ['auto', 'own', 'shared'] as const;
+/** The form a model's node caches take once its policy met the engine: `auto` has become one of these. */
 export type ContextForm = 'own' | 'shared';
-export const CONTEXT_FORMS = ['own', 'shared'] as const;
+
+/**
+ * When a shared context takes its KV memory: `onDemand` (default) = it starts at the first node cache's contextSize
+ * and grows by half when a step finds no free cell, up to the cap (sharedContextSize, or what kvMemoryBudget holds,
+ * or sequences × contextSize), shrinking back when sequences leave; `upFront` = the whole cap at creation (the form
+ * of earlier versions, for comparisons). `perSequence` KV is always `upFront`.
+ */
+export type KvReservation = 'onDemand' | 'upFront';
+export const KV_RESERVATIONS = ['onDemand', 'upFront'] as const;
 
 /** Sequence ids of a shared context when the catalog names none. */
 export const DEFAULT_SHARED_SEQUENCES = 16;
@@ -46,20 +59,27 @@ export interface ModelCatalogEntry {
   /** Layers to offload to the GPU (engine default when omitted). */
   gpuLayers?: number;
   useMmap?: boolean;
-  /** How the agents on this model share it (default `fifo`: one inference at a time, first come first served). */
+  /**
+   * How the agents on this model share it: `batched` (default wherever the node caches are sequences of a shared
+   * context: every job starts at once and the engine batches their decodes) or `fifo` (one inference at a time, first
+   * come first served: the reference's rule, and the default on own contexts).
+   */
   scheduling?: SchedulingPolicy;
   /**
-   * Form of the node caches on this model (default: the session's `contexts`, else `own`). `shared` falls back to
-   * `own`, with a warning, when the model cannot create a shared context.
+   * Form of the node caches on this model (default: the session's `contexts`, else `auto`). `shared` falls back to
+   * `own`, with a warning, when the model cannot create a shared context; `auto` does so silently.
    */
-  contexts?: ContextForm;
-  /** Sequence ids of the shared context (`contexts: 'shared'`; default 16). */
+  contexts?: ContextPolicy;
+  /** Sequence ids of the shared context (default 16). */
   sequences?: number;
   /**
-   * KV cells of the shared context. Default (the sizing rule): floor(kvMemoryBudget / KV bytes per cell) when a
-   * budget is set, else sequences × the contextSize of the first node cache that needs it.
+   * The cap on the KV cells of the shared context. Default (the sizing rule): floor(kvMemoryBudget / KV bytes per
+   * cell) when a budget is set, else sequences × the contextSize of the first node cache that needs it. With
+   * `kvReservation: 'onDemand'` (default) the cache only grows to it as its sequences need cells.
    */
   sharedContextSize?: number;
+  /** When the shared context takes its KV memory (see KvReservation; default `onDemand`). */
+  kvReservation?: KvReservation;
   /**
    * KV layout of the shared context (see KvLayout). Default `unified`: in the tavern benchmark it was as fast or
    * faster (docs/NOTES.md). `perSequence` needs sharedContextSize / sequences ≥ every node cache's contextSize.
@@ -80,21 +100,33 @@ export interface ModelCatalogEntry {
 
 /** Defaults a holder asks for when the catalog entry names none (the first load of the model decides). */
 export interface ModelHostingDefaults {
-  contexts?: ContextForm;
+  contexts?: ContextPolicy;
 }
 
 /** What a benchmark reads about one loaded model's KV memory (from the engine objects). */
 export interface ModelStats extends KvPoolStats {
   name: string;
+  /** The form the node caches take (what `policy` became on this engine). */
   contexts: ContextForm;
+  /** The form asked for (catalog, else session, else `auto`). */
+  policy: ContextPolicy;
   scheduling: SchedulingPolicy;
   /** The shared context, when one exists. */
   sharedContext: {
     sequences: number;
+    /** KV cells reserved now (the same as cellsReserved; kept for earlier readers). */
     contextSize: number;
+    /** KV cells reserved now: a cache sized to use grows and shrinks. */
+    cellsReserved: number;
+    /** The most cells it may grow to. */
+    cellsCap: number;
+    /** How many times it grew or shrank. */
+    resizes: number;
+    kvReservation: KvReservation;
     kvLayout: KvLayout;
     sequenceContextSize: number;
     liveSequences: number;
+    /** Cells held by live sequences (a prefix shared by several counts once per sequence). */
     cellsUsed: number;
     kvBytesPerCell: number;
   } | null;
@@ -121,7 +153,8 @@ interface RegistryEntry {
   model: RuntimeModel | undefined;
   scheduler: ModelScheduler;
   spec: ResolvedCatalogEntry;
-  /** As asked; resolved to `own` at load when the model has no createSharedContext. */
+  policy: ContextPolicy;
+  /** What `policy` became: decided at load (`own` when the model has no createSharedContext). */
   contexts: ContextForm;
   pool: KvSnapshotPool;
   shared: SharedInferenceContext | undefined;
@@ -296,10 +329,15 @@ export class ModelRegistry {
       contexts: entry.contexts,
       scheduling: entry.scheduler.policy,
       ...entry.pool.stats(),
+      policy: entry.policy,
       sharedContext: shared
         ? {
             sequences: shared.sequences,
             contextSize: shared.contextSize,
+            cellsReserved: shared.contextSize,
+            cellsCap: shared.maxContextSize ?? shared.contextSize,
+            resizes: shared.resizes ?? 0,
+            kvReservation: entry.spec.kvReservation ?? (shared.kvLayout === 'unified' ? 'onDemand' : 'upFront'),
             kvLayout: shared.kvLayout,
             sequenceContextSize: shared.sequenceContextSize,
             liveSequences: shared.liveSequences,
@@ -338,6 +376,7 @@ export class ModelRegistry {
     const existing = this.loaded.get(key);
     if (existing) return existing;
     const spec = this.resolve(reference);
+    const policy = spec.contexts ?? defaults.contexts ?? 'auto';
     const entry: RegistryEntry = {
       name: reference,
       path: key,
@@ -345,26 +384,24 @@ export class ModelRegistry {
       users: 0,
       loading: undefined as unknown as Promise<RuntimeModel>,
       model: undefined,
+      // Provisional: the default policy depends on the form, known once the model is loaded (no job runs before).
       scheduler: createModelScheduler(spec.scheduling),
       spec,
-      contexts: spec.contexts ?? defaults.contexts ?? 'own',
+      policy,
+      contexts: policy === 'own' ? 'own' : 'shared',
       pool: undefined as unknown as KvSnapshotPool,
       shared: undefined,
       creatingShared: undefined,
     };
-    const shared = entry.contexts === 'shared';
-    entry.pool = new KvSnapshotPool({
-      model: reference,
-      ...(spec.kvMemoryBudget === undefined ? {} : { kvMemoryBudget: spec.kvMemoryBudget }),
-      ...(spec.snapshotMemoryBudget === undefined ? {} : { snapshotMemoryBudget: spec.snapshotMemoryBudget }),
-      ...(shared ? { sequenceSlots: spec.sequences ?? DEFAULT_SHARED_SEQUENCES } : {}),
-      sharedContext: () => entry.shared,
-    });
     const loading = this.load(reference, spec).then((model) => {
       if (entry.contexts === 'shared' && typeof model.createSharedContext !== 'function') {
         entry.contexts = 'own';
-        this.warn(`model "${reference}" asks for contexts: 'shared' but this engine cannot create a shared context; using own contexts`);
+        if (policy === 'shared') {
+          this.warn(`model "${reference}" asks for contexts: 'shared' but this engine cannot create a shared context; using own contexts`);
+        }
       }
+      if (spec.scheduling === undefined && entry.contexts === 'shared') entry.scheduler = createModelScheduler('batched');
+      entry.pool = this.createPool(reference, spec, entry);
       return model;
     });
     entry.loading = loading;
@@ -379,6 +416,16 @@ export class ModelRegistry {
       },
     );
     return entry;
+  }
+
+  private createPool(reference: string, spec: ResolvedCatalogEntry, entry: RegistryEntry): KvSnapshotPool {
+    return new KvSnapshotPool({
+      model: reference,
+      ...(spec.kvMemoryBudget === undefined ? {} : { kvMemoryBudget: spec.kvMemoryBudget }),
+      ...(spec.snapshotMemoryBudget === undefined ? {} : { snapshotMemoryBudget: spec.snapshotMemoryBudget }),
+      ...(entry.contexts === 'shared' ? { sequenceSlots: spec.sequences ?? DEFAULT_SHARED_SEQUENCES } : {}),
+      sharedContext: () => entry.shared,
+    });
   }
 
   private async load(reference: string, spec: ResolvedCatalogEntry): Promise<RuntimeModel> {
@@ -416,9 +463,12 @@ export class ModelRegistry {
   }
 
   /**
-   * The sizing rule of a shared context: `sequences` (catalog, default 16) sequence ids; cells = the catalog's
-   * sharedContextSize if set, else floor(kvMemoryBudget / KV bytes per cell) if a budget is set, else sequences × the
-   * first node cache's contextSize. Created once, by the first node cache that needs it.
+   * The sizing rule of a shared context: `sequences` (catalog, default 16) sequence ids; the cap on its cells = the
+   * catalog's sharedContextSize if set, else floor(kvMemoryBudget / KV bytes per cell) if a budget is set, else
+   * sequences × the first node cache's contextSize. With `kvReservation: 'onDemand'` (default; unified KV) it starts
+   * at the first node cache's contextSize, so one agent alone holds what an own context would, and grows to the cap
+   * as more sequences need cells; `upFront` takes the whole cap at once. Created once, by the first node cache that
+   * needs it.
    */
   private sharedContextOf(
     entry: RegistryEntry,
@@ -432,10 +482,13 @@ export class ModelRegistry {
     const { spec } = entry;
     const sequences = spec.sequences ?? DEFAULT_SHARED_SEQUENCES;
     const perCell = estimateKvBytesPerCell(model.info, first.kvCacheType);
-    const contextSize =
+    const cap =
       spec.sharedContextSize ??
       (spec.kvMemoryBudget !== undefined ? Math.floor(spec.kvMemoryBudget / perCell) : sequences * first.contextSize);
     const kvLayout = spec.kvLayout ?? 'unified';
+    const onDemand = kvLayout === 'unified' && (spec.kvReservation ?? 'onDemand') === 'onDemand';
+    const start = onDemand ? Math.min(cap, first.contextSize) : cap;
+    const contextSize = cap;
     if (kvLayout === 'perSequence' && Math.floor(contextSize / sequences) < first.contextSize) {
       return Promise.reject(
         new LlamaDialogError(
@@ -447,7 +500,7 @@ export class ModelRegistry {
     }
     const { contextSize: _first, ...engine } = first;
     entry.creatingShared = create
-      .call(model, { sequences, contextSize, kvLayout, ...engine })
+      .call(model, { sequences, contextSize: start, kvLayout, ...(onDemand && cap > start ? { maxContextSize: cap } : {}), ...engine })
       .then((shared) => {
         entry.shared = shared;
         return shared;
@@ -485,7 +538,10 @@ function checkHostingFields(name: string, entry: ModelCatalogEntry): void {
   if (entry.kvLayout !== undefined && !KV_LAYOUTS.includes(entry.kvLayout)) {
     throw new LlamaDialogError('InvalidArgument', `model "${name}": kvLayout must be 'unified' or 'perSequence', got ${String(entry.kvLayout)}`);
   }
-  if (entry.contexts !== undefined && !CONTEXT_FORMS.includes(entry.contexts)) {
-    throw new LlamaDialogError('InvalidArgument', `model "${name}": contexts must be 'own' or 'shared', got ${String(entry.contexts)}`);
+  if (entry.contexts !== undefined && !CONTEXT_POLICIES.includes(entry.contexts)) {
+    throw new LlamaDialogError('InvalidArgument', `model "${name}": contexts must be 'auto', 'own' or 'shared', got ${String(entry.contexts)}`);
+  }
+  if (entry.kvReservation !== undefined && !KV_RESERVATIONS.includes(entry.kvReservation)) {
+    throw new LlamaDialogError('InvalidArgument', `model "${name}": kvReservation must be 'onDemand' or 'upFront', got ${String(entry.kvReservation)}`);
   }
 }

@@ -116,7 +116,7 @@ const benchSchema = z.preprocess(
       'floor-samples': z.coerce.number().int().min(0).max(1000).default(DEFAULT_FLOOR_SAMPLES),
       'summary-only': z.boolean().default(false),
       profile: z.boolean().default(false),
-      contexts: z.enum(['own', 'shared']).default('own'),
+      contexts: z.enum(['auto', 'own', 'shared']).default('auto'),
       agents: z.coerce.number().int().min(1).max(256).default(8),
       lines: z.coerce.number().int().min(1).max(1000).default(6),
       strategies: tavernStrategyList.optional(),
@@ -169,8 +169,8 @@ Options:
   --floor-samples <n> how many of ours' normal turns get a llama-bench twin of the same shape, run
                      right after the turn (default 8; each costs a few seconds on a CPU; 0: no floor)
   --summary-only     leave out the per-turn table
-  --contexts <form>  own (default: one llama_context per node) or shared (a sequence of one model-wide
-                     context) for ours
+  --contexts <form>  auto (default, the library's: a sequence of one model-wide context sized to use,
+                     batched), own (one llama_context per node) or shared (as auto) for ours
   --profile          record every engine step of ours' generations (decode ms, KV cells, n_kv, sampler ms,
                      graph reuse) in the JSON's turns (nodes[].decodeSteps) and print a per-block summary
   -h, --help         show this help

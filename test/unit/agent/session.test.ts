@@ -113,7 +113,7 @@ describe('session lifecycle', () => {
 
 describe('per-model FIFO scheduling', () => {
   it('runs agents on one model in FIFO order and agents on another model concurrently', async () => {
-    const { session, models } = createHarness(['shared', 'other']);
+    const { session, models } = createHarness(['shared', 'other'], {}, [], { shared: { scheduling: 'fifo' } });
     const first = await session.createAgent({ graph: echoGraph(), defaultModel: 'shared' });
     const second = await session.createAgent({ graph: echoGraph(), defaultModel: 'shared' });
     const third = await session.createAgent({ graph: echoGraph(), defaultModel: 'other' });

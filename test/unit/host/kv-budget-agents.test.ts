@@ -37,7 +37,7 @@ interface RotationResult {
 
 /** Five agents take turns in rotation on one model; the fake checks the budget on every KV allocation. */
 async function rotation(entry: Partial<ModelCatalogEntry>, rounds = 3): Promise<RotationResult> {
-  const { session, models } = createHarness(['m1'], {}, [], { m1: entry });
+  const { session, models } = createHarness(['m1'], {}, [], { m1: { contexts: 'own', ...entry } });
   const agents: Agent[] = [];
   for (let i = 0; i < 5; i++) {
     agents.push(await session.createAgent({ graph: graph(`You are villager number ${i}.`), defaultModel: 'm1', enableDiagnostics: true }));
@@ -107,7 +107,7 @@ describe('KV snapshot pool with agents (own contexts)', () => {
   });
 
   it('a snapshot dropped by the snapshot budget costs one re-read, and the next turn says snapshotDropped', async () => {
-    const { session, models } = createHarness(['m1'], {}, [], { m1: { kvMemoryBudget: perAgent, snapshotMemoryBudget: 1 } });
+    const { session, models } = createHarness(['m1'], {}, [], { m1: { contexts: 'own', kvMemoryBudget: perAgent, snapshotMemoryBudget: 1 } });
     const a = await session.createAgent({ graph: graph('You are Ada.'), defaultModel: 'm1', enableDiagnostics: true, kvCacheInitialization: 'DeferAllocation' });
     const b = await session.createAgent({ graph: graph('You are Bo.'), defaultModel: 'm1', enableDiagnostics: true, kvCacheInitialization: 'DeferAllocation' });
     models.get('m1')!.reply = promptHash;
@@ -122,7 +122,7 @@ describe('KV snapshot pool with agents (own contexts)', () => {
   });
 
   it('the snapshot budget drops the oldest snapshot first', async () => {
-    const { session, models } = createHarness(['m1'], {}, [], { m1: { kvMemoryBudget: perAgent } });
+    const { session, models } = createHarness(['m1'], {}, [], { m1: { contexts: 'own', kvMemoryBudget: perAgent } });
     const agents: Agent[] = [];
     for (const name of ['Ada', 'Bo', 'Cy', 'Di']) {
       agents.push(await session.createAgent({ graph: graph(`You are ${name}.`), defaultModel: 'm1', enableDiagnostics: true, kvCacheInitialization: 'DeferAllocation' }));
@@ -133,7 +133,7 @@ describe('KV snapshot pool with agents (own contexts)', () => {
     const oneSnapshot = session.modelStats('m1')!.snapshotBytes;
     await agents[2]!.sendMessage('hi'); // Bo → snapshot
     // Make room for two snapshots, not three: re-create the harness with that cap and replay the same turns.
-    const capped = createHarness(['m1'], {}, [], { m1: { kvMemoryBudget: perAgent, snapshotMemoryBudget: 2 * oneSnapshot + 2 } });
+    const capped = createHarness(['m1'], {}, [], { m1: { contexts: 'own', kvMemoryBudget: perAgent, snapshotMemoryBudget: 2 * oneSnapshot + 2 } });
     const cappedAgents: Agent[] = [];
     for (const name of ['Ada', 'Bo', 'Cy', 'Di']) {
       cappedAgents.push(await capped.session.createAgent({ graph: graph(`You are ${name}.`), defaultModel: 'm1', enableDiagnostics: true, kvCacheInitialization: 'DeferAllocation' }));
@@ -148,7 +148,7 @@ describe('KV snapshot pool with agents (own contexts)', () => {
   });
 
   it('releaseCache frees the KV memory and drops the agent\'s snapshots; the next turn says cacheReleased', async () => {
-    const { session, models } = createHarness(['m1'], {}, [], { m1: { kvMemoryBudget: perAgent } });
+    const { session, models } = createHarness(['m1'], {}, [], { m1: { contexts: 'own', kvMemoryBudget: perAgent } });
     const a = await session.createAgent({ graph: graph('You are Ada.'), defaultModel: 'm1', enableDiagnostics: true });
     const b = await session.createAgent({ graph: graph('You are Bo.'), defaultModel: 'm1', enableDiagnostics: true });
     models.get('m1')!.reply = promptHash;
@@ -165,7 +165,7 @@ describe('KV snapshot pool with agents (own contexts)', () => {
   });
 
   it("with 'batched', a turn that needs room held by a running turn waits for it, then evicts it", async () => {
-    const { session, models } = createHarness(['m1'], {}, [], { m1: { kvMemoryBudget: perAgent, scheduling: 'batched' } });
+    const { session, models } = createHarness(['m1'], {}, [], { m1: { contexts: 'own', kvMemoryBudget: perAgent, scheduling: 'batched' } });
     const a = await session.createAgent({ graph: graph('You are Ada.'), defaultModel: 'm1', enableDiagnostics: true, kvCacheInitialization: 'DeferAllocation' });
     const b = await session.createAgent({ graph: graph('You are Bo.'), defaultModel: 'm1', enableDiagnostics: true, kvCacheInitialization: 'DeferAllocation' });
     const model = models.get('m1')!;

@@ -52,14 +52,18 @@ function sharedHarness(entry: Partial<ModelCatalogEntry> = {}, host = {}) {
 const VILLAGE = 'You live in Oakvale. The harvest festival is tomorrow and everyone in the village is busy. ';
 
 describe("contexts: 'shared'", () => {
-  it('puts every node cache of the model in one shared context sized by the rule: sequences × first contextSize', async () => {
+  it('puts every node cache of the model in one shared context that starts at the first contextSize, capped at sequences × it', async () => {
     const { session, models } = sharedHarness();
     const a = await session.createAgent({ graph: graph('You are Ada.', 300), defaultModel: 'm1' });
     const b = await session.createAgent({ graph: graph('You are Bo.', 400), defaultModel: 'm1' });
     const model = models.get('m1')!;
     expect(model.sharedContexts).toHaveLength(1);
     const shared = model.sharedContexts[0]!;
-    expect({ sequences: shared.sequences, contextSize: shared.contextSize }).toEqual({ sequences: 16, contextSize: 16 * 300 });
+    expect({ sequences: shared.sequences, contextSize: shared.contextSize, maxContextSize: shared.maxContextSize }).toEqual({
+      sequences: 16,
+      contextSize: 300,
+      maxContextSize: 16 * 300,
+    });
     expect(shared.kvLayout).toBe('unified');
     expect(shared.liveSequences).toBe(2);
     expect(model.contexts.every((context) => context instanceof FakeSequence)).toBe(true);
@@ -67,7 +71,14 @@ describe("contexts: 'shared'", () => {
     await b.sendMessage('hello');
     const stats = session.modelStats('m1')!;
     expect(stats.contexts).toBe('shared');
-    expect(stats.sharedContext).toMatchObject({ sequences: 16, liveSequences: 2, cellsUsed: shared.cellsUsed() });
+    expect(stats.sharedContext).toMatchObject({
+      sequences: 16,
+      liveSequences: 2,
+      cellsUsed: shared.cellsUsed(),
+      cellsReserved: shared.contextSize,
+      cellsCap: 16 * 300,
+      kvReservation: 'onDemand',
+    });
     expect(stats.liveKvBytes).toBe(shared.cellsUsed() * shared.kvBytesPerCell);
     expect(stats.liveKvBytes).toBeGreaterThan(0);
     await session.close();
@@ -75,13 +86,21 @@ describe("contexts: 'shared'", () => {
     expect(model.disposed).toBe(true);
   });
 
-  it('sizing rule: sharedContextSize wins, else floor(kvMemoryBudget / bytes per cell); sequences from the catalog', async () => {
+  it('sizing rule: the cap is sharedContextSize, else floor(kvMemoryBudget / bytes per cell); sequences from the catalog; upFront reserves the cap', async () => {
     const explicit = sharedHarness({ sharedContextSize: 1000, sequences: 4, kvMemoryBudget: 32 * 2000 });
     await explicit.session.createAgent({ graph: graph('x'), defaultModel: 'm1' });
-    expect(explicit.models.get('m1')!.sharedContexts[0]).toMatchObject({ sequences: 4, contextSize: 1000 });
+    expect(explicit.models.get('m1')!.sharedContexts[0]).toMatchObject({ sequences: 4, contextSize: 512, maxContextSize: 1000 });
     const budgeted = sharedHarness({ kvMemoryBudget: 32 * 2000 + 31 });
     await budgeted.session.createAgent({ graph: graph('x'), defaultModel: 'm1' });
-    expect(budgeted.models.get('m1')!.sharedContexts[0]).toMatchObject({ sequences: 16, contextSize: 2000 });
+    expect(budgeted.models.get('m1')!.sharedContexts[0]).toMatchObject({ sequences: 16, contextSize: 512, maxContextSize: 2000 });
+    const upFront = sharedHarness({ kvReservation: 'upFront', sequences: 4 });
+    await upFront.session.createAgent({ graph: graph('x'), defaultModel: 'm1' });
+    expect(upFront.models.get('m1')!.sharedContexts[0]).toMatchObject({ sequences: 4, contextSize: 4 * 512, maxContextSize: 4 * 512 });
+    expect(upFront.session.modelStats('m1')!.sharedContext).toMatchObject({ kvReservation: 'upFront', cellsReserved: 4 * 512 });
+    // A cap below one node cache: the cache starts (and stays) at the cap.
+    const small = sharedHarness({ sharedContextSize: 300 });
+    await small.session.createAgent({ graph: graph('x'), defaultModel: 'm1' });
+    expect(small.models.get('m1')!.sharedContexts[0]).toMatchObject({ contextSize: 300, maxContextSize: 300 });
   });
 
   it("kvLayout: 'perSequence' gives each sequence its own stream when the sizing allows it, and is refused with the figures when not", async () => {
@@ -123,12 +142,13 @@ describe("contexts: 'shared'", () => {
 
   it('refuses bad hosting fields in the catalog with InvalidArgument naming the field', () => {
     const { registry } = sharedHarness();
-    expect(() => registry.define('x', { path: 'x.gguf', contexts: 'pooled' as never })).toThrow(/contexts must be 'own' or 'shared'/);
+    expect(() => registry.define('x', { path: 'x.gguf', contexts: 'pooled' as never })).toThrow(/contexts must be 'auto', 'own' or 'shared'/);
     expect(() => registry.define('x', { path: 'x.gguf', scheduling: 'lifo' as never })).toThrow(/scheduling must be 'fifo' or 'batched'/);
+    expect(() => registry.define('x', { path: 'x.gguf', kvReservation: 'later' as never })).toThrow(/kvReservation must be 'onDemand' or 'upFront'/);
     for (const field of ['kvMemoryBudget', 'snapshotMemoryBudget', 'sequences', 'sharedContextSize', 'minSharedPrefix']) {
       expect(() => registry.define('x', { path: 'x.gguf', [field]: 0 })).toThrow(expect.objectContaining({ errorName: 'InvalidArgument', message: expect.stringContaining(field) }));
     }
-    expect(() => createHarness(['m1'], { contexts: 'both' as never })).toThrow(/contexts must be 'own' or 'shared'/);
+    expect(() => createHarness(['m1'], { contexts: 'both' as never })).toThrow(/contexts must be 'auto', 'own' or 'shared'/);
   });
 
   it('shared-prefix spawn: an empty sequence copies the longest prefix (≥ minSharedPrefix) of a live one and decodes only the suffix', async () => {
@@ -230,8 +250,8 @@ describe("contexts: 'shared'", () => {
       expect(cache.reused).toBe(cache.expectedReuse);
       expect(cache.evaluated).toBe(limited.prompts[index]! - cache.expectedReuse);
     }
-    // The shared context was sized by the budget: floor(budget / bytes per cell).
-    expect(limited.stats.sharedContext).toMatchObject({ contextSize: budget / 32 });
+    // The shared context was capped by the budget: floor(budget / bytes per cell).
+    expect(limited.stats.sharedContext).toMatchObject({ cellsCap: budget / 32 });
   });
 
   it('without a budget, the shared context\'s own cells are the cap: idle sequences are evicted before the cells run out', async () => {
