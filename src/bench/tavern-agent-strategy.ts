@@ -12,22 +12,30 @@ import type { TavernLineRecord } from './tavern-result.js';
 import type { TavernScene } from './tavern-scene.js';
 
 /** The tavern strategies that run on this package's runtime. */
-export type TavernAgentStrategyName = 'fifo' | 'batched' | 'batched-no-spawn';
+export type TavernAgentStrategyName = 'fifo' | 'batched' | 'batched-no-spawn' | 'defaults';
 
 /** The catalog fields each strategy sets on the model (SPEC §2.4, §6). */
-export type TavernCatalogSettings = Required<Pick<ModelCatalogEntry, 'scheduling'>> &
-  Pick<ModelCatalogEntry, 'contexts' | 'sharedPrefixSpawn' | 'kvLayout'>;
+export type TavernCatalogSettings = Pick<ModelCatalogEntry, 'scheduling' | 'contexts' | 'sharedPrefixSpawn' | 'kvLayout' | 'kvReservation'>;
 
+/**
+ * `batched` and `batched-no-spawn` reserve a sequence per agent up front, as the shared form did before its KV was
+ * sized to use, so that `defaults` (nothing set: what a user gets) is compared with the tuned form it replaces.
+ */
 export const TAVERN_CATALOG_SETTINGS: Readonly<Record<TavernAgentStrategyName, TavernCatalogSettings>> = {
-  fifo: { scheduling: 'fifo' },
-  batched: { scheduling: 'batched', contexts: 'shared' },
-  'batched-no-spawn': { scheduling: 'batched', contexts: 'shared', sharedPrefixSpawn: false },
+  fifo: { scheduling: 'fifo', contexts: 'own' },
+  batched: { scheduling: 'batched', contexts: 'shared', kvReservation: 'upFront' },
+  'batched-no-spawn': { scheduling: 'batched', contexts: 'shared', kvReservation: 'upFront', sharedPrefixSpawn: false },
+  defaults: {},
 };
+
+/** What the library's defaults become on an engine with shared contexts (contexts 'auto'). */
+const DEFAULT_FORM = { scheduling: 'batched', contexts: 'shared' } as const;
 
 const DESCRIPTIONS: Record<TavernAgentStrategyName, string> = {
   fifo: 'llama-dialog, reference server rule: one inference at a time per model, first come first served, own context per agent',
-  batched: 'llama-dialog, continuous batching over sequences of one shared context, shared-prefix spawn',
+  batched: 'llama-dialog, continuous batching over sequences of one shared context (a sequence per agent reserved up front), shared-prefix spawn',
   'batched-no-spawn': 'llama-dialog, continuous batching over sequences of one shared context, every agent decodes its own lore',
+  defaults: 'llama-dialog with nothing set (contexts auto: one shared context sized to use, batched, shared-prefix spawn)',
 };
 
 /** Catalog name the strategy gives its model. */
@@ -84,7 +92,8 @@ export class TavernAgentStrategy implements TavernStrategy {
     const { modelPath, contextSize, maxTokens, threads, gpuLayers } = this.options;
     // A shared context sized for the scene's agents, as a game would size it: one sequence id per NPC (llama.cpp's
     // limit is 256), so its KV allocation equals that of one own context per agent.
-    const sequences: { sequences?: number } = this.catalog.contexts === 'shared' ? { sequences: Math.min(256, scene.agents.length) } : {};
+    const sequences: { sequences?: number } =
+      this.catalog.contexts === 'shared' ? { sequences: Math.min(256, scene.agents.length) } : {};
     this.settings = { ...this.catalog, ...sequences };
     const entry: ModelCatalogEntry = { path: modelPath, ...(gpuLayers === undefined ? {} : { gpuLayers }), ...this.catalog, ...sequences };
     const registry = new ModelRegistry({
@@ -94,10 +103,11 @@ export class TavernAgentStrategy implements TavernStrategy {
     const lease = await registry.acquire(MODEL_NAME);
     try {
       const policy = (lease.scheduler as { policy?: unknown } | undefined)?.policy;
-      if (policy !== this.catalog.scheduling) {
+      const expected = this.catalog.scheduling ?? DEFAULT_FORM.scheduling;
+      if (policy !== expected) {
         throw new LlamaDialogError(
           'InvalidArgument',
-          `this build does not support scheduling '${this.catalog.scheduling}' (the model's scheduler runs ` +
+          `this build does not support scheduling '${expected}' (the model's scheduler runs ` +
             `${policy === undefined ? 'no known policy' : `'${String(policy)}'`}); the strategy needs the batched engine (SPEC §2.4)`,
         );
       }
@@ -156,7 +166,7 @@ export class TavernAgentStrategy implements TavernStrategy {
           `tokens it never decoded (${spawned.length} of ${firstTurns.length} agents)`,
       );
     }
-    if (this.catalog.contexts === 'shared') {
+    if ((this.catalog.contexts ?? DEFAULT_FORM.contexts) === 'shared') {
       this.notes.push(`${this.name}: ${spawned.length} of ${firstTurns.length} agents started from another agent's prefix (first turn reused > 0 tokens)`);
     }
   }
@@ -173,7 +183,7 @@ export class TavernAgentStrategy implements TavernStrategy {
    */
   private checkContextForm(options: { sceneDone: boolean }): void {
     const { ownContextsCreated: own, sharedContextsCreated: shared } = this.meter;
-    if (this.catalog.contexts === 'shared' && (own > 0 || (options.sceneDone && shared === 0))) {
+    if ((this.catalog.contexts ?? DEFAULT_FORM.contexts) === 'shared' && (own > 0 || (options.sceneDone && shared === 0))) {
       throw new LlamaDialogError(
         'InvalidArgument',
         `this build does not support contexts: 'shared': the host created ${own} own context(s) and ${shared} shared one(s)`,

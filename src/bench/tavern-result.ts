@@ -8,7 +8,7 @@ import type { TavernArrivals } from './tavern-schedule.js';
 import type { TavernEngineSteps } from './tavern-engine-steps.js';
 
 /** The strategies of the tavern workload. */
-export const TAVERN_STRATEGY_NAMES = ['fifo', 'batched', 'batched-no-spawn', 'node-llama-cpp'] as const;
+export const TAVERN_STRATEGY_NAMES = ['fifo', 'batched', 'batched-no-spawn', 'defaults', 'node-llama-cpp'] as const;
 export type TavernStrategyName = (typeof TAVERN_STRATEGY_NAMES)[number];
 
 /** One player line and its answer. */

@@ -145,10 +145,9 @@ export class NodeCache implements KvPoolMember {
       const hadSnapshot = this.lease.pool.peek(this) !== undefined;
       this.lease.pool.drop(this);
       const handle = this.handle;
-      this.handle = undefined;
       if (handle || hadSnapshot || this.evicted) this.releasedSinceRun = true;
       this.evicted = false;
-      await handle?.dispose();
+      await this.disposeHandle();
     });
   }
 
@@ -156,11 +155,7 @@ export class NodeCache implements KvPoolMember {
     if (this.disposed) return;
     this.disposed = true;
     this.lease.pool.remove(this);
-    await this.exclusive(async () => {
-      const handle = this.handle;
-      this.handle = undefined;
-      await handle?.dispose();
-    });
+    await this.exclusive(() => this.disposeHandle());
   }
 
   /** @internal Called by the KV snapshot pool on an idle cache: save to RAM, free the engine object. */
@@ -176,10 +171,24 @@ export class NodeCache implements KvPoolMember {
           // Unsaved: the next turn re-reads its prompt (reported as snapshotDropped).
         }
       }
-      this.handle = undefined;
       this.evicted = tokens.length > 0;
-      await handle.dispose();
+      await this.disposeHandle();
     }).catch(() => undefined);
+  }
+
+  /**
+   * Frees the engine object. The handle is forgotten only once it is gone: until then the pool counts it as held, so a
+   * sequence id is never promised to another cache while the engine still has it taken (it frees the id on the compute
+   * thread, after the work queued before).
+   */
+  private async disposeHandle(): Promise<void> {
+    const handle = this.handle;
+    if (!handle) return;
+    try {
+      await handle.dispose();
+    } finally {
+      this.handle = undefined;
+    }
   }
 
   /** Facts since the previous run; calling it starts a new period. */

@@ -108,7 +108,9 @@ export async function createRuntimeHarness(
     registry: undefined as unknown as ModelRegistry,
   };
   harness.registry = new ModelRegistry({
-    catalog: { tiny: { ...harnessOptions.entry, path } },
+    // Own contexts unless a test asks otherwise: forced output (below) wraps own contexts only, and the tests that
+    // force a tool call or a reply need it on every node. The shared form has its own tests (shared-context, policy).
+    catalog: { tiny: { contexts: 'own', ...harnessOptions.entry, path } },
     loader: async (options) => {
       const model = await loadModel(options);
       const wrapped: RuntimeModel = {

@@ -402,8 +402,9 @@ describe.each(LAYOUTS)('shared context ($kvLayout KV): sequences batched into on
         b.evaluate(syntheticPrompt(100, 52)),
       ]);
       expect(evaluated.status).toBe('rejected');
-      expect((evaluated as PromiseRejectedResult).reason).toMatchObject({ errorName: 'InferenceFailed' });
-      expect(((evaluated as PromiseRejectedResult).reason as Error).message).toBe('llama_decode failed with code 1 on tokens 0..63');
+      // llama_decode's 1 (no free cell): a full fixed cache is InsufficientMemory, with its size and cap.
+      expect((evaluated as PromiseRejectedResult).reason).toMatchObject({ errorName: 'InsufficientMemory' });
+      expect(((evaluated as PromiseRejectedResult).reason as Error).message).toMatch(/^no free KV cells: all \d+ cells of the shared context are in use \(its cap is \d+\)/);
       expect(b.tokens.length).toBe(0); // nothing of the failed chunk stays in the cache or the mirror
       expect(generated.status).toBe('fulfilled');
       const result = (generated as PromiseFulfilledResult<GenerateResult>).value;

@@ -179,14 +179,14 @@ Tavern workload (--workload tavern): N agents on one model — guards and barkee
 system prompt (measured with the model's tokenizer) plus a persona each — answer player lines that arrive on a
 seeded Poisson schedule; an agent's next line waits for its previous answer. Every strategy replays the same
 schedule, one strategy at a time: fifo (one inference at a time per model, own contexts), batched (continuous
-batching over one shared context, shared-prefix spawn), batched-no-spawn, node-llama-cpp (one context with a
-sequence per agent). Prints p50/p95 time to first token and turn time from each line's arrival, generated
+batching over one shared context reserved up front, shared-prefix spawn), batched-no-spawn, defaults (nothing set:
+the library's contexts 'auto', KV sized to use), node-llama-cpp (one context with a sequence per agent). Prints p50/p95 time to first token and turn time from each line's arrival, generated
 tokens/s, evaluated prompt tokens, peak KV bytes and peak RSS, with ratios against fifo and node-llama-cpp; the
 chart (time to first token against arrival time) goes next to the JSON. A strategy this build cannot run fails
 with the reason (exit code 1) while the others still run.
   --agents <n>       agents (default 8)
   --lines <n>        player lines per agent (default 6)
-  --strategies <l>   comma-separated: fifo, batched, batched-no-spawn, node-llama-cpp (default: all;
+  --strategies <l>   comma-separated: fifo, batched, batched-no-spawn, defaults, node-llama-cpp (default: all;
                      node-llama-cpp only when that package is installed)
   --mean-gap-ms <n>  mean gap between two lines of the whole tavern (default 150: 8 agents on the small
                      model at 2 CPU threads then overload one-at-a-time inference; lower it on a GPU)
