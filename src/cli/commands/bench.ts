@@ -26,6 +26,7 @@ import { loadNativeAddon } from '../../native/loader.js';
 import { defineCommand, ExitCode, type CliIo, type ExitCodeValue } from '../command.js';
 import { benchCompareCommand } from './bench-compare.js';
 import { runQualityBenchmark } from '../../bench/quality/quality-benchmark.js';
+import { renderCrowdText, runCrowdProbe } from '../../bench/crowd-probe.js';
 import { QUALITY_SET_NAMES, renderQualityChart, renderQualityText, type QualitySetName } from '../../bench/quality/quality-report.js';
 
 const BASELINES = ['node-llama-cpp', 'naive', 'trim-to-fit'] as const;
@@ -47,30 +48,35 @@ const baselineList = z
     return [...new Set(names)] as BaselineName[];
   });
 
-/** Flags each kind of workload reads beyond the shared ones (model, threads, json, chart). */
-const TAVERN_ONLY_FLAGS = ['agents', 'lines', 'strategies', 'mean-gap-ms', 'seed', 'max-tokens', 'context', 'gpu-layers', 'kv-layout', 'arrivals'] as const;
-const CONVERSATION_ONLY_FLAGS = ['turns', 'baselines', 'order', 'floor-samples', 'summary-only', 'contexts'] as const;
-const QUALITY_ONLY_FLAGS = ['sets'] as const;
-const SHARED_FLAGS = ['model', 'workload', 'threads', 'json', 'chart', 'profile'] as const;
+/** Flags each kind of workload reads beyond the shared ones (model, workload, threads, json, chart). */
+type WorkloadKind = 'conversation' | 'tavern' | 'quality' | 'crowd';
+const KIND_FLAGS: Readonly<Record<WorkloadKind, readonly string[]>> = {
+  conversation: ['turns', 'baselines', 'order', 'floor-samples', 'summary-only', 'contexts', 'profile', 'chart'],
+  tavern: ['agents', 'lines', 'strategies', 'mean-gap-ms', 'seed', 'max-tokens', 'context', 'gpu-layers', 'kv-layout', 'arrivals', 'profile', 'chart'],
+  quality: ['sets', 'chart'],
+  crowd: ['agents', 'max-tokens', 'context', 'repeats'],
+};
+const SHARED_FLAGS = ['model', 'workload', 'threads', 'json'] as const;
+const KIND_NAMES: Readonly<Record<WorkloadKind, string>> = {
+  conversation: 'the conversation workloads (default, long, summary)',
+  tavern: '--workload tavern',
+  quality: '--workload quality',
+  crowd: '--workload crowd',
+};
 
 /** Refuses flags the chosen workload would silently ignore (checked on the flags as given, before defaults). */
 function checkWorkloadFlags(raw: unknown, context: z.RefinementCtx): void {
   if (typeof raw !== 'object' || raw === null) return;
   const workload = (raw as { workload?: unknown }).workload;
-  const kind = workload === 'tavern' ? 'tavern' : workload === 'quality' ? 'quality' : 'conversation';
-  const own: Record<typeof kind, readonly string[]> = {
-    tavern: [...SHARED_FLAGS, ...TAVERN_ONLY_FLAGS],
-    quality: [...SHARED_FLAGS.filter((flag) => flag !== 'profile'), ...QUALITY_ONLY_FLAGS],
-    conversation: [...SHARED_FLAGS, ...CONVERSATION_ONLY_FLAGS],
-  };
-  const owner = (flag: string): string =>
-    (TAVERN_ONLY_FLAGS as readonly string[]).includes(flag)
-      ? '--workload tavern'
-      : (QUALITY_ONLY_FLAGS as readonly string[]).includes(flag)
-        ? '--workload quality'
-        : 'the conversation workloads (default, long, summary)';
-  for (const flag of Object.keys(raw).filter((given) => !own[kind].includes(given))) {
-    context.addIssue({ code: 'custom', path: [flag], message: `applies only to ${owner(flag)}` });
+  const kind: WorkloadKind = workload === 'tavern' || workload === 'quality' || workload === 'crowd' ? workload : 'conversation';
+  const own = [...SHARED_FLAGS, ...KIND_FLAGS[kind]];
+  const owners = (flag: string): string =>
+    (Object.keys(KIND_FLAGS) as WorkloadKind[])
+      .filter((other) => KIND_FLAGS[other].includes(flag))
+      .map((other) => KIND_NAMES[other])
+      .join(' and ');
+  for (const flag of Object.keys(raw).filter((given) => !own.includes(given))) {
+    context.addIssue({ code: 'custom', path: [flag], message: `applies only to ${owners(flag)}` });
   }
 }
 
@@ -103,7 +109,8 @@ const benchSchema = z.preprocess(
   z
     .object({
       model: z.string().min(1).optional(),
-      workload: z.enum([...WORKLOAD_NAMES, 'tavern', 'quality']).default('default'),
+      workload: z.enum([...WORKLOAD_NAMES, 'tavern', 'quality', 'crowd']).default('default'),
+      repeats: z.coerce.number().int().min(1).max(20).default(3),
       sets: qualitySetList.optional(),
       turns: z.coerce.number().int().min(1).max(MAX_TURNS).optional(),
       threads: z.coerce.number().int().min(1).max(512).default(2),
@@ -117,7 +124,8 @@ const benchSchema = z.preprocess(
       'summary-only': z.boolean().default(false),
       profile: z.boolean().default(false),
       contexts: z.enum(['auto', 'own', 'shared']).default('auto'),
-      agents: z.coerce.number().int().min(1).max(256).default(8),
+      // Default per workload: 8 in the tavern, 16 in the crowd probe.
+      agents: z.coerce.number().int().min(1).max(256).optional(),
       lines: z.coerce.number().int().min(1).max(1000).default(6),
       strategies: tavernStrategyList.optional(),
       'mean-gap-ms': z.coerce.number().positive().max(3_600_000).default(150),
@@ -144,6 +152,8 @@ export const benchCommand = defineCommand({
                          [--json file] [--chart file.svg]
        llama-dialog bench --workload quality [--model smollm2|gemma3-270m|file.gguf] [--sets intents,tools,memory]
                          [--threads N] [--json file] [--chart file.svg]
+       llama-dialog bench --workload crowd [--agents N] [--repeats N] [--context N] [--max-tokens N] [--model f]
+                         [--threads N] [--json file]
        llama-dialog bench compare a.json b.json [more.json …]   (see llama-dialog bench compare --help)
 
 Runs a fixed blacksmith-NPC conversation (system prompt ~230 tokens, player lines of 20–30 tokens,
@@ -217,6 +227,15 @@ a report that bench compare puts side by side with another model's or machine's.
 (fetched from PyPI on first use). Speed on a real model is the default workload: bench --model smollm2.
   --sets <l>         comma-separated: intents, tools, memory (default: all three)
 
+Crowd probe (--workload crowd): what a new user gets with many NPCs. N guards with one Generate node each
+(~240-token standing orders, their name last) are addressed at the same moment, against one guard alone, under the
+library's defaults and under own contexts with fifo (the earlier defaults), each phase in a fresh process. Prints
+each round's cold first token, the crowd's p50/p95 first token and their ratio, KV reserved and RSS growth (per
+extra agent), the shared context's cells reserved and cap, and the goals.
+  --agents <n>       agents addressed at once (default 16)
+  --repeats <n>      rounds, policies alternating within each (default 3)
+  --context <n>      contextSize of each Generate node (default 2048); --max-tokens <n> reply cap (default 32)
+
 The llama-bench floor column needs llama-bench: build it with
   LLAMA_DIALOG_BUILD_BENCH=1 node scripts/build-native.mjs llama-bench
 or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`,
@@ -244,12 +263,14 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
     'kv-layout': { type: 'string' },
     arrivals: { type: 'string' },
     sets: { type: 'string' },
+    repeats: { type: 'string' },
   },
   subcommands: [benchCompareCommand],
   schema: benchSchema,
   async run(options, io) {
     if (options.workload === 'tavern') return runTavern(options, io);
     if (options.workload === 'quality') return runQuality(options, io);
+    if (options.workload === 'crowd') return runCrowd(options, io);
     const log = (line: string): void => io.stderr(`${line}\n`);
     const progress = { write: (text: string) => io.stderr(text), isTTY: io.stderrIsTty };
     const workload = buildWorkload(options.workload, { turns: options.turns, threads: options.threads });
@@ -324,7 +345,7 @@ async function runTavern(options: BenchOptions, io: CliIo): Promise<ExitCodeValu
   const tokenizer = await loadModel({ path: modelPath, vocabOnly: true });
   let scene: TavernScene;
   try {
-    scene = buildTavernScene({ tokenizer, agents: options.agents, linesPerAgent: options.lines });
+    scene = buildTavernScene({ tokenizer, agents: options.agents ?? 8, linesPerAgent: options.lines });
   } finally {
     await tokenizer.dispose();
   }
@@ -336,7 +357,7 @@ async function runTavern(options: BenchOptions, io: CliIo): Promise<ExitCodeValu
     threads: options.threads,
     arrivals: options.arrivals,
   };
-  const schedule = tavernSchedule({ agents: options.agents, linesPerAgent: options.lines, meanGapMs: settings.meanGapMs, seed: settings.seed });
+  const schedule = tavernSchedule({ agents: options.agents ?? 8, linesPerAgent: options.lines, meanGapMs: settings.meanGapMs, seed: settings.seed });
   const addon = loadNativeAddon();
   const gpuLayers = options['gpu-layers'];
   const machine = describeBenchMachine({ systemInfo: addon.systemInfo(), backends: addon.listBackends(), gpuLayers });
@@ -395,6 +416,31 @@ async function runQuality(options: BenchOptions, io: CliIo): Promise<ExitCodeVal
   if (io.stderrIsTty) io.stderr('\r\x1b[K');
   io.stdout(renderQualityText(report));
   writeChartAndJson(options, io, 'bench-results/bench-quality.svg', renderQualityChart(report), report);
+  return ExitCode.Ok;
+}
+
+/** `bench --workload crowd`: many agents addressed at once against one alone, under the defaults and own contexts. */
+async function runCrowd(options: BenchOptions, io: CliIo): Promise<ExitCodeValue> {
+  const log = (line: string): void => io.stderr(`${line}\n`);
+  const modelPath = options.model
+    ? await resolveModelArgument(options.model, log)
+    : (await ensureDefaultModel({ progress: { write: (text: string) => io.stderr(text), isTTY: io.stderrIsTty }, log })).path;
+  const settings = {
+    modelPath,
+    agents: options.agents ?? 16,
+    threads: options.threads,
+    contextSize: options.context,
+    maxTokens: options['max-tokens'],
+    repeats: options.repeats,
+  };
+  log(`[bench] crowd: ${settings.agents} agents at once vs one alone, ${settings.repeats} round(s), model ${modelPath}, ${settings.threads} threads`);
+  const report = await runCrowdProbe(settings, log);
+  io.stdout(renderCrowdText(report));
+  if (options.json) {
+    const jsonPath = resolve(options.json);
+    writeOutput(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+    io.stdout(`JSON: ${jsonPath}\n`);
+  }
   return ExitCode.Ok;
 }
 
