@@ -67,6 +67,40 @@ describe('protocol lifecycle', () => {
     await expect(WireClient.connect(kit.port)).rejects.toThrow();
   });
 
+  it('the TypeScript client after its server shut down: agents refuse with ConnectionClosed (5010), a snapshot moves them to another server', async () => {
+    const stopping = await startTestServer();
+    const other = await startTestServer({}, stopping.harness);
+    try {
+      const session = await (await connect('127.0.0.1', stopping.port)).create({ gameName: 'failover' });
+      const agentOptions = { graph: shortGenerateGraph(), defaultModel: 'tiny', engine: { threads: 1 } };
+      const agent = await session.createAgent(agentOptions);
+      const destroyedByHand = await session.createAgent(agentOptions);
+      await destroyedByHand.destroy();
+      expect((await agent.sendMessage('First line')).status).toBe('Success');
+      const snapshot = await agent.exportDialog();
+
+      await stopping.server.close();
+      expect(await session.closed).toBe('the connection closed');
+      expect(session.active).toBe(false);
+      expect(agent.state).toBe('Destroyed');
+      // Gone with the connection: the code says "reconnect", unlike an agent the program destroyed itself.
+      await expect(agent.sendMessage('Second line')).rejects.toMatchObject({ errorName: 'ConnectionClosed', code: 5010 });
+      await expect(agent.sendMessage('Second line')).rejects.toThrow(/reconnect and re-create it/);
+      await expect(destroyedByHand.sendMessage('Second line')).rejects.toMatchObject({ errorName: 'AgentAlreadyDestroyed' });
+      await expect(agent.exportDialog()).rejects.toMatchObject({ errorName: 'ConnectionClosed' });
+
+      const moved = await (await connect('127.0.0.1', other.port)).create({ gameName: 'failover' });
+      const again = await moved.createAgent(agentOptions);
+      await again.importDialog(snapshot);
+      expect((await again.sendMessage('Second line')).status).toBe('Success');
+      expect((await again.exportDialog()).interactions.map((interaction) => interaction.userLine)).toEqual(['First line', 'Second line']);
+      await moved.close();
+    } finally {
+      await Promise.all([stopping.server.close(), other.server.close()]);
+    }
+    expect(other.modelHolders()).toBe(0);
+  });
+
   it('limits: connections (5007, closed), agents per session (5008), queued frames of a client that stops reading (5009)', async () => {
     const kit = await startTestServer({ maxConnections: 2, maxAgentsPerSession: 1, maxQueuedFrames: 8 });
     try {

@@ -20,6 +20,8 @@ export class RemoteAgent {
   private active: RemoteTurn | undefined;
   private turnCounter = 0;
   private destroying: Promise<void> | undefined;
+  /** Set when the agent went with its lost connection rather than by `destroy()` or `session.close()`. */
+  private lostWith: LlamaDialogError | undefined;
 
   /** @internal Created by `RemoteSession.createAgent`. */
   constructor(
@@ -41,13 +43,21 @@ export class RemoteAgent {
 
   /**
    * Starts a turn; iterate the returned turn for events, or await it for its TurnComplete. A refusal (AgentBusy,
-   * InputTooLong, AgentAlreadyDestroyed, ...) rejects the turn's promise and iterator.
+   * InputTooLong, AgentAlreadyDestroyed, ServerShuttingDown, ...) rejects the turn's promise and iterator.
+   *
+   * After the connection was lost, the turn is refused with ConnectionClosed (5010), not AgentAlreadyDestroyed:
+   * the agent is gone with its server session, and that code is what tells a client to reconnect and re-create the
+   * agent from its last exported dialog (docs/SCALING.md).
    */
   sendMessage(text: string, options: SendMessageOptions = {}): RemoteTurn {
     this.turnCounter += 1;
     const turn = new RemoteTurn(this.turnCounter, text);
     if (this.currentState === 'Destroyed' || this.destroying) {
-      turn.refuse(new LlamaDialogError('AgentAlreadyDestroyed', `agent ${this.id} was destroyed`));
+      turn.refuse(
+        this.lostWith
+          ? new LlamaDialogError('ConnectionClosed', `agent ${this.id} is gone with its session (${this.lostWith.message}): reconnect and re-create it`, { cause: this.lostWith })
+          : new LlamaDialogError('AgentAlreadyDestroyed', `agent ${this.id} was destroyed`),
+      );
       return turn;
     }
     const previous = { state: this.currentState, turn: this.active };
@@ -133,6 +143,8 @@ export class RemoteAgent {
 
   /** @internal The session closed or the connection was lost: the server destroyed this agent. */
   markDestroyed(lost?: LlamaDialogError): void {
+    // The first cause wins: an agent the program destroyed or closed stays AgentAlreadyDestroyed when the socket ends after.
+    if (this.currentState !== 'Destroyed' && !this.destroying) this.lostWith = lost;
     const turn = this.active;
     this.currentState = 'Destroyed';
     this.active = undefined;
