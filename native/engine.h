@@ -125,6 +125,8 @@ class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
    * it was, when the new one cannot be made or cannot take the cells.
    */
   bool Resize(uint32_t cells);
+  /** Grows the cache for `tokens` more cells that found no room (a step, a state load); false when it cannot grow. */
+  bool GrowFor(uint32_t tokens);
   /** After sequences left: shrinks a grown cache whose cells in use fell below a third of it. */
   void ShrinkIfMostlyFree();
 
@@ -145,8 +147,6 @@ class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
   static bool AbortCallback(void* data);
   /** A new llama_context of `cells` cells with this engine's settings (not attached to anything yet). */
   llama_context* NewLlamaContext(uint32_t cells);
-  /** Grows the cache for a step of `batchTokens` that found no room; false when it cannot grow. */
-  bool GrowFor(uint32_t batchTokens);
 
   std::shared_ptr<LoadedModel> model_;
   ContextSettings settings_;

@@ -323,14 +323,27 @@ void Sequence::LoadState(const StateBytes& bytes, const std::vector<llama_token>
   const size_t payloadSize = CheckState(bytes.data(), bytes.size(), target, tokens);
   const size_t headerSize = StateHeaderSize();
   TrimTo(0);
-  llama_context* context = engine_.context();
-  size_t read = 0;
-  try {
-    read = llama_state_seq_set_data(context, bytes.data() + headerSize, payloadSize, id_);
-  } catch (const std::exception&) {
-    read = 0;
+  const auto setData = [&]() -> size_t {
+    try {
+      return llama_state_seq_set_data(engine_.context(), bytes.data() + headerSize, payloadSize, id_);
+    } catch (const std::exception&) {
+      return 0;
+    }
+  };
+  size_t read = setData();
+  // A shared cache sized to use may simply lack the free cells: grow it once (as a step would) and try again.
+  const auto cells = static_cast<uint32_t>(tokens.size());
+  if (read == 0 && static_cast<uint64_t>(engine_.cellsUsed()) + cells > engine_.contextSize() && engine_.GrowFor(cells)) {
+    read = setData();
   }
-  llama_memory_t memory = llama_get_memory(context);
+  llama_memory_t memory = llama_get_memory(engine_.context());
+  if (read == 0 && static_cast<uint64_t>(engine_.cellsUsed()) + cells > engine_.contextSize()) {
+    llama_memory_seq_rm(memory, id_, -1, -1);
+    throw DialogError(ErrorCode::InsufficientMemory,
+                      "no free KV cells for the saved state's " + std::to_string(cells) + " tokens: the shared context's " +
+                          std::to_string(engine_.contextSize()) + " cells are in use (its cap is " +
+                          std::to_string(engine_.maxContextSize()) + ")");
+  }
   if (read == 0) {
     llama_memory_seq_rm(memory, id_, -1, -1);
     // llama.cpp's state records the KV stream count: one for an own context or a unified shared one, one per
