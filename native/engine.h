@@ -19,7 +19,7 @@
 //     that fail alone fail, with the messages an own context gives.
 //
 // KV sized to use (a unified cache with maxContextSize above contextSize): the llama_context starts with
-// contextSize cells. A step that finds no free cells (llama_decode's 1) grows it, by half or to what the step
+// contextSize cells. A step that finds no free cells (llama_decode's 1) grows it, doubling it or to what the step
 // needs, up to maxContextSize, and runs again; when sequences leave and the cells in use fall below a third, it
 // shrinks back (never below contextSize). Either way Resize moves every cell into a new llama_context between two
 // steps (a whole-cache state copy, so cells shared by several sequences stay shared), so no running request notices.

@@ -23,7 +23,7 @@ export type ContextForm = 'own' | 'shared';
 
 /**
  * When a shared context takes its KV memory: `onDemand` (default) = it starts at the first node cache's contextSize
- * and grows by half when a step finds no free cell, up to the cap (sharedContextSize, or what kvMemoryBudget holds,
+ * and doubles when a step finds no free cell, up to the cap (sharedContextSize, or what kvMemoryBudget holds,
  * or sequences × contextSize), shrinking back when sequences leave; `upFront` = the whole cap at creation (the form
  * of earlier versions, for comparisons). `perSequence` KV is always `upFront`.
  */

@@ -119,13 +119,13 @@ export class FakeSharedContext implements SharedInferenceContext {
 
   /**
    * KV cells now. A cache with a maxContextSize follows the engine's rule (native/engine.h), read lazily from the cells
-   * in use: by half (or to what is used) when they no longer fit, back down when fewer than a third are used.
+   * in use: doubled (or to what is used) when they no longer fit, back down when fewer than a third are used.
    */
   get contextSize(): number {
     const used = this.cellsUsed();
     const roundUp = (cells: number): number => Math.ceil(cells / 256) * 256;
     let next = this.#cells;
-    if (used > this.#cells) next = Math.min(this.maxContextSize, roundUp(Math.max(used, this.#cells * 1.5)));
+    if (used > this.#cells) next = Math.min(this.maxContextSize, roundUp(Math.max(used, this.#cells * 2)));
     else if (used * 3 < this.#cells) next = Math.max(this.#options.contextSize, roundUp(used * 1.5));
     if (next !== this.#cells) {
       this.#cells = next;
