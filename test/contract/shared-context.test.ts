@@ -52,21 +52,29 @@ async function engines(): Promise<SharedEngineUnderContract[]> {
 const LAYOUTS: KvLayout[] = ['unified', 'perSequence'];
 const cases = (await engines()).flatMap((engine) => LAYOUTS.map((kvLayout) => ({ engine, kvLayout, name: `${engine.name}, ${kvLayout} KV` })));
 
-describe.each(cases)('SharedInferenceContext contract: $name', ({ engine, kvLayout }) => {
+/** Opens the engine for the describe block and disposes what `open` made after each test. */
+function sharedContextsOf(engine: SharedEngineUnderContract): (options: SharedContextOptions) => Promise<SharedInferenceContext> {
   const opened: SharedInferenceContext[] = [];
-  /** Every sequence may hold 512 tokens in either layout (per sequence, a stream of 512 cells). */
-  const open = async (options: Partial<SharedContextOptions> = {}): Promise<SharedInferenceContext> => {
-    const sequences = options.sequences ?? 4;
-    const contextSize = kvLayout === 'unified' ? 512 : 512 * sequences;
-    const shared = await engine.createShared({ sequences, contextSize, kvLayout, ...options });
-    opened.push(shared);
-    return shared;
-  };
   beforeAll(() => engine.open());
   afterEach(async () => {
     await Promise.all(opened.splice(0).map((shared) => shared.dispose()));
   });
   afterAll(() => engine.close());
+  return async (options) => {
+    const shared = await engine.createShared(options);
+    opened.push(shared);
+    return shared;
+  };
+}
+
+describe.each(cases)('SharedInferenceContext contract: $name', ({ engine, kvLayout }) => {
+  const create = sharedContextsOf(engine);
+  /** Every sequence may hold 512 tokens in either layout (per sequence, a stream of 512 cells). */
+  const open = (options: Partial<SharedContextOptions> = {}): Promise<SharedInferenceContext> => {
+    const sequences = options.sequences ?? 4;
+    const contextSize = kvLayout === 'unified' ? 512 : 512 * sequences;
+    return create({ sequences, contextSize, kvLayout, ...options });
+  };
 
   it('a new sequence is empty; its kvBytes and the shared cellsUsed follow the cells it holds', async () => {
     const shared = await open();
@@ -166,17 +174,7 @@ describe.each(cases)('SharedInferenceContext contract: $name', ({ engine, kvLayo
 });
 
 describe.each(await engines())('SharedInferenceContext contract, KV sized to use: $name', (engine) => {
-  const opened: SharedInferenceContext[] = [];
-  const open = async (options: SharedContextOptions): Promise<SharedInferenceContext> => {
-    const shared = await engine.createShared(options);
-    opened.push(shared);
-    return shared;
-  };
-  beforeAll(() => engine.open());
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((shared) => shared.dispose()));
-  });
-  afterAll(() => engine.close());
+  const open = sharedContextsOf(engine);
 
   const SEQUENCES = 4;
   const PROMPT = 300;

@@ -124,7 +124,7 @@ const benchSchema = z.preprocess(
       'summary-only': z.boolean().default(false),
       profile: z.boolean().default(false),
       contexts: z.enum(['auto', 'own', 'shared']).default('auto'),
-      // Default per workload: 8 in the tavern, 16 in the crowd probe.
+      // Default per workload (the transform below): 8 in the tavern, 16 in the crowd probe.
       agents: z.coerce.number().int().min(1).max(256).optional(),
       lines: z.coerce.number().int().min(1).max(1000).default(6),
       strategies: tavernStrategyList.optional(),
@@ -136,7 +136,8 @@ const benchSchema = z.preprocess(
       'kv-layout': z.enum(KV_LAYOUTS).default('unified'),
       arrivals: z.enum(TAVERN_ARRIVALS).default('poisson'),
     })
-    .strict(),
+    .strict()
+    .transform((options) => ({ ...options, agents: options.agents ?? (options.workload === 'crowd' ? 16 : 8) })),
 );
 
 type BenchOptions = z.output<typeof benchSchema>;
@@ -345,7 +346,7 @@ async function runTavern(options: BenchOptions, io: CliIo): Promise<ExitCodeValu
   const tokenizer = await loadModel({ path: modelPath, vocabOnly: true });
   let scene: TavernScene;
   try {
-    scene = buildTavernScene({ tokenizer, agents: options.agents ?? 8, linesPerAgent: options.lines });
+    scene = buildTavernScene({ tokenizer, agents: options.agents, linesPerAgent: options.lines });
   } finally {
     await tokenizer.dispose();
   }
@@ -357,7 +358,7 @@ async function runTavern(options: BenchOptions, io: CliIo): Promise<ExitCodeValu
     threads: options.threads,
     arrivals: options.arrivals,
   };
-  const schedule = tavernSchedule({ agents: options.agents ?? 8, linesPerAgent: options.lines, meanGapMs: settings.meanGapMs, seed: settings.seed });
+  const schedule = tavernSchedule({ agents: options.agents, linesPerAgent: options.lines, meanGapMs: settings.meanGapMs, seed: settings.seed });
   const addon = loadNativeAddon();
   const gpuLayers = options['gpu-layers'];
   const machine = describeBenchMachine({ systemInfo: addon.systemInfo(), backends: addon.listBackends(), gpuLayers });
@@ -427,7 +428,7 @@ async function runCrowd(options: BenchOptions, io: CliIo): Promise<ExitCodeValue
     : (await ensureDefaultModel({ progress: { write: (text: string) => io.stderr(text), isTTY: io.stderrIsTty }, log })).path;
   const settings = {
     modelPath,
-    agents: options.agents ?? 16,
+    agents: options.agents,
     threads: options.threads,
     contextSize: options.context,
     maxTokens: options['max-tokens'],

@@ -109,6 +109,28 @@ describe('llama-dialog bench --workload quality flags', () => {
   });
 });
 
+describe('llama-dialog bench --workload crowd flags', () => {
+  it('defaults to 16 agents, 3 rounds, context 2048, 32-token replies; reads them', () => {
+    expect(parse(['--workload', 'crowd'])).toMatchObject({ workload: 'crowd', agents: 16, repeats: 3, context: 2048, 'max-tokens': 32 });
+    expect(parse(['--workload', 'crowd', '--agents', '32', '--repeats', '5'])).toMatchObject({ agents: 32, repeats: 5 });
+  });
+
+  it('refuses the flags the crowd probe would ignore, and --repeats elsewhere, naming the flag', () => {
+    for (const [args, flag] of [
+      [['--workload', 'crowd', '--strategies', 'fifo'], '--strategies'],
+      [['--workload', 'crowd', '--chart', 'c.svg'], '--chart'],
+      [['--workload', 'crowd', '--contexts', 'own'], '--contexts'],
+      [['--workload', 'crowd', '--repeats', '0'], '--repeats'],
+      [['--workload', 'tavern', '--repeats', '2'], '--repeats'],
+      [['--repeats', '2'], '--repeats'],
+    ] as const) {
+      const error = parseError([...args]);
+      expect(isLlamaDialogError(error, 'InvalidArgument')).toBe(true);
+      expect((error as Error).message).toContain(flag);
+    }
+  });
+});
+
 describe('llama-dialog chat cache figures', () => {
   it('prints one line per model-calling node and the turn times', async () => {
     const { describeCacheFigures } = await import('../../../src/cli/commands/chat.js');
