@@ -153,15 +153,6 @@ void Sequence::OnDecoded(size_t count, int32_t logitsIndex, const StepProfile* s
       outcome_.profile.push_back(*step);
       profile = &outcome_.profile.back();
     }
-    TextStream::Appended appended = text_->Append(TokenPiece(token));
-    if (appended.stopped) {
-      // Keep only the tokens that end before the stop string, in the reply and in the cache.
-      TrimTo(request_.prompt.size() + appended.keptTokens);
-      outcome_.tokens.resize(appended.keptTokens);
-      FinishGenerate(StopReason::kStopString);
-      return;
-    }
-    if (callbacks_.onPiece && !appended.release.empty()) callbacks_.onPiece(appended.release, token);
     SampleNext(logitsIndex, profile);
   } catch (const DialogError& e) {
     Fail(e.code(), e.what());
@@ -213,7 +204,17 @@ void Sequence::SampleNext(int32_t logitsIndex, StepProfile* profile) {
   if (profile != nullptr) profile->sampleMs += MsSince(sampleStart);
   if (outcome_.tokens.empty()) outcome_.firstTokenMs = MsSince(start_);
   if (llama_vocab_is_eog(engine_.model().vocab(), token)) return FinishGenerate(StopReason::kEog);
+  // Its text goes out now, a step before the token is decoded: a reply's first piece reaches the caller one decode
+  // sooner (a whole step of the batch in a crowd). A stop string it completes ends the reply here, undecoded.
+  TextStream::Appended appended = text_->Append(TokenPiece(token));
+  if (appended.stopped) {
+    // Keep only the tokens that end before the stop string, in the reply and in the cache (this one never got there).
+    TrimTo(request_.prompt.size() + appended.keptTokens);
+    outcome_.tokens.resize(appended.keptTokens);
+    return FinishGenerate(StopReason::kStopString);
+  }
   pendingToken_ = token;
+  if (callbacks_.onPiece && !appended.release.empty()) callbacks_.onPiece(appended.release, token);
 }
 
 void Sequence::FinishGenerate(StopReason reason) {

@@ -124,6 +124,10 @@ export interface GenerateTimings {
 export type GenerateStepProfile = NativeStepProfile;
 
 export interface GenerateResult {
+  /**
+   * The reply: every piece streamed to onToken. A token's text is read when it is sampled, one step before it is
+   * decoded, so an aborted or failed generation's text may end with the piece of one token `tokens` lacks.
+   */
   text: string;
   /** Generated token ids, as they stay in the KV cache (an end-of-generation token is not included). */
   tokens: Int32Array;

@@ -70,6 +70,24 @@ describe('generate', () => {
     expect(Array.from(context.tokens)).toEqual([...prompt, ...kept]);
   });
 
+  it('reads a token\'s text when it is sampled: the token that completes a stop string is never decoded', async () => {
+    // Token k of the reference completes the stop string as soon as it is sampled, so the engine decodes the prompt
+    // (one step) and tokens 0..k-1, never token k (it used to, and then dropped it from the cache).
+    const stop = model.detokenize(reference.tokens.subarray(5, 7));
+    let k = 0;
+    while (!model.detokenize(reference.tokens.subarray(0, k + 1)).includes(stop)) k += 1;
+    expect(k).toBeGreaterThan(0);
+    const result = await context.generate({ prompt, maxTokens: 40, sampling: { temperature: 0 }, stop: [stop], profile: true });
+    expect(result.stopReason).toBe('stopString');
+    const steps = result.profile!.steps;
+    // One step for the prompt (here only its last token: the rest is reused), then one per decoded reply token.
+    expect(steps.length).toBe(1 + k);
+    // A reply that ends at maxTokens still has every token decoded: the cache holds prompt + reply.
+    const capped = await context.generate({ prompt, maxTokens: 4, sampling: { temperature: 0 }, profile: true });
+    expect(capped.profile!.steps.length).toBe(1 + 4);
+    expect(Array.from(context.tokens)).toEqual([...prompt, ...capped.tokens]);
+  });
+
   it('rethrows an error thrown by onToken and stays usable with a true mirror', async () => {
     const boom = new Error('listener failed');
     let calls = 0;
