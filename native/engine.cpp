@@ -495,7 +495,6 @@ void Engine::Decode(std::vector<Participant>& participants) {
   }
   // 1 = no free cells for the batch (nothing of it was decoded): a cache that may grow does, and the step runs again.
   if (rc == 1 && GrowFor(static_cast<uint32_t>(batch_.n_tokens))) {
-    RefreshCellsUsed();
     Decode(participants);
     return;
   }

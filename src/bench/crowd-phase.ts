@@ -1,6 +1,7 @@
 import { Session } from '../agent/session.js';
 import { loadModel } from '../engine/load-model.js';
 import { ModelRegistry, type ModelCatalogEntry, type ModelStats } from '../host/model-registry.js';
+import { benchGraph } from './bench-graph.js';
 import { crowdAgents } from './crowd-scene.js';
 
 /** What the probe compares: the library's defaults, and the form they replace (own contexts, fifo). */
@@ -55,16 +56,7 @@ export async function runCrowdPhase(options: CrowdPhaseOptions): Promise<CrowdPh
     for (const npc of scene) {
       agents.push(
         await session.createAgent({
-          graph: {
-            start: 'answer',
-            nodes: [
-              {
-                name: 'answer',
-                type: 'Generate',
-                params: { systemPrompt: npc.systemPrompt, contextSize: options.contextSize, maxTokens: options.maxTokens, temperature: 0 },
-              },
-            ],
-          },
+          graph: benchGraph({ systemPrompt: npc.systemPrompt, contextSize: options.contextSize, maxTokens: options.maxTokens, summarize: null }, { trimTargetRatio: 0.75 }),
           defaultModel: 'crowd',
           engine: { threads: options.threads },
         }),

@@ -16,6 +16,15 @@ function parseError(args: string[]): unknown {
   return undefined;
 }
 
+/** Each command line is refused with InvalidArgument, its message naming the flag given beside it. */
+function expectRefused(cases: readonly (readonly [readonly string[], string])[]): void {
+  for (const [args, flag] of cases) {
+    const error = parseError([...args]);
+    expect(isLlamaDialogError(error, 'InvalidArgument'), args.join(' ')).toBe(true);
+    expect((error as Error).message).toContain(flag);
+  }
+}
+
 describe('llama-dialog bench flags', () => {
   it('defaults to the default workload, 2 threads and the default baselines', () => {
     const options = parse([]);
@@ -40,17 +49,13 @@ describe('llama-dialog bench flags', () => {
   });
 
   it('refuses unknown workloads, baselines, flags and bad numbers with InvalidArgument naming the flag', () => {
-    for (const [args, flag] of [
+    expectRefused([
       [['--workload', 'huge'], '--workload'],
       [['--baselines', 'llama-server'], '--baselines'],
       [['--turns', '0'], '--turns'],
       [['--threads', 'two'], '--threads'],
       [['--verbose'], 'verbose'],
-    ] as const) {
-      const error = parseError([...args]);
-      expect(isLlamaDialogError(error, 'InvalidArgument')).toBe(true);
-      expect((error as Error).message).toContain(flag);
-    }
+    ]);
   });
 });
 
@@ -71,7 +76,7 @@ describe('llama-dialog bench --workload tavern flags', () => {
   });
 
   it('refuses unknown strategies and flags the chosen workload would ignore, naming the flag', () => {
-    for (const [args, flag] of [
+    expectRefused([
       [['--workload', 'tavern', '--strategies', 'llama-server'], '--strategies'],
       [['--workload', 'tavern', '--turns', '10'], '--turns'],
       [['--workload', 'tavern', '--baselines', 'naive'], '--baselines'],
@@ -79,11 +84,7 @@ describe('llama-dialog bench --workload tavern flags', () => {
       [['--workload', 'long', '--strategies', 'fifo'], '--strategies'],
       [['--workload', 'tavern', '--arrivals', 'burst'], '--arrivals'],
       [['--arrivals', 'lockstep'], '--arrivals'],
-    ] as const) {
-      const error = parseError([...args]);
-      expect(isLlamaDialogError(error, 'InvalidArgument')).toBe(true);
-      expect((error as Error).message).toContain(flag);
-    }
+    ]);
   });
 });
 
@@ -94,18 +95,14 @@ describe('llama-dialog bench --workload quality flags', () => {
   });
 
   it('refuses an unknown set and the flags the quality workload would ignore, naming the flag', () => {
-    for (const [args, flag] of [
+    expectRefused([
       [['--workload', 'quality', '--sets', 'speed'], '--sets'],
       [['--workload', 'quality', '--turns', '10'], '--turns'],
       [['--workload', 'quality', '--agents', '4'], '--agents'],
       [['--workload', 'quality', '--profile'], '--profile'],
       [['--sets', 'tools'], '--sets'],
       [['--workload', 'tavern', '--sets', 'tools'], '--sets'],
-    ] as const) {
-      const error = parseError([...args]);
-      expect(isLlamaDialogError(error, 'InvalidArgument')).toBe(true);
-      expect((error as Error).message).toContain(flag);
-    }
+    ]);
   });
 });
 
@@ -116,18 +113,14 @@ describe('llama-dialog bench --workload crowd flags', () => {
   });
 
   it('refuses the flags the crowd probe would ignore, and --repeats elsewhere, naming the flag', () => {
-    for (const [args, flag] of [
+    expectRefused([
       [['--workload', 'crowd', '--strategies', 'fifo'], '--strategies'],
       [['--workload', 'crowd', '--chart', 'c.svg'], '--chart'],
       [['--workload', 'crowd', '--contexts', 'own'], '--contexts'],
       [['--workload', 'crowd', '--repeats', '0'], '--repeats'],
       [['--workload', 'tavern', '--repeats', '2'], '--repeats'],
       [['--repeats', '2'], '--repeats'],
-    ] as const) {
-      const error = parseError([...args]);
-      expect(isLlamaDialogError(error, 'InvalidArgument')).toBe(true);
-      expect((error as Error).message).toContain(flag);
-    }
+    ]);
   });
 });
 
