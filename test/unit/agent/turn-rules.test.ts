@@ -63,7 +63,8 @@ describe('AwaitResult resume', () => {
 
 describe('inferenceTimeoutMs', () => {
   it('a stuck inference ends with InferenceTimeout (4002) and the model queue moves on to the next agent', async () => {
-    const { session, models } = createHarness(['m1'], { inferenceTimeoutMs: 5 });
+    // The queue this test is about is fifo's (under batched the next agent would not wait for the stuck one at all).
+    const { session, models } = createHarness(['m1'], { inferenceTimeoutMs: 5 }, [], { m1: { contexts: 'own', scheduling: 'fifo' } });
     const stuck = await session.createAgent({ graph: echoGraph(), defaultModel: 'm1' });
     const next = await session.createAgent({ graph: echoGraph(), defaultModel: 'm1' });
     const never = deferred();
