@@ -16,7 +16,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, closeSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, linkSync, mkdirSync, mkdtempSync, openSync, readFileSync, closeSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -96,12 +96,23 @@ async function withLock(lockPath, work, { timeoutMs = 20 * 60_000, log }) {
   const deadline = Date.now() + timeoutMs;
   let announced = false;
   for (;;) {
+    // The lock appears with our pid already in it (written to a file of our own, then hard-linked into place, which
+    // fails if the lock exists). Created with 'wx' and written after, it would be empty for a moment, and a second
+    // process reading it then would take it for stale and remove it: both would fetch.
+    const claim = `${lockPath}.${process.pid}`;
+    writeFileSync(claim, String(process.pid));
     try {
-      writeFileSync(lockPath, String(process.pid), { flag: 'wx' });
+      linkSync(claim, lockPath);
       break;
     } catch (error) {
       if (error.code !== 'EEXIST') throw error;
-      const holder = Number.parseInt(readFileSync(lockPath, 'utf8'), 10);
+      let holder = Number.NaN;
+      try {
+        holder = Number.parseInt(readFileSync(lockPath, 'utf8'), 10);
+      } catch (readError) {
+        if (readError.code === 'ENOENT') continue; // released between our link and our read
+        throw readError;
+      }
       if (!Number.isInteger(holder) || !processAlive(holder)) {
         rmSync(lockPath, { force: true });
         continue;
@@ -112,6 +123,8 @@ async function withLock(lockPath, work, { timeoutMs = 20 * 60_000, log }) {
       if (!announced) log(`waiting for process ${holder}, which is fetching the same model`);
       announced = true;
       await sleep(500);
+    } finally {
+      rmSync(claim, { force: true });
     }
   }
   try {

@@ -37,7 +37,7 @@ it('replies end on <|im_end|>, which the replayed next prompt closes the turn wi
   try {
     for (const question of QUESTIONS) {
       const prompt = assembler.assemble([{ role: 'user', content: question }]).tokens;
-      const result = await context.generate({ prompt, maxTokens: 96, sampling: { temperature: 0 } });
+      const result = await context.generate({ prompt, maxTokens: 256, sampling: { temperature: 0 } });
       expect(result.text).not.toContain('<|im_end|>');
       expect(result.text).not.toContain('<|im_start|>');
       if (result.stopReason !== 'eog') continue;
@@ -55,6 +55,8 @@ it('replies end on <|im_end|>, which the replayed next prompt closes the turn wi
   } finally {
     await context.dispose();
   }
-  // Short questions to an instruct model: it closes nearly all of them itself (5 of 5 when this was written).
+  // Short questions to an instruct model: it closes nearly all of them itself (5 of 5 when this was written). 256
+  // tokens leave room for a rambling answer: greedy output drifts between CPUs (another SIMD path, another sum order),
+  // and on another machine one reply ran past 96 tokens.
   expect(endedByModel).toBeGreaterThanOrEqual(4);
 });

@@ -128,10 +128,12 @@ describe('one conversation on SmolLM2 through every engine path', () => {
       expect(['eog', 'maxTokens']).toContain(result.stopReason);
       if (result.stopReason === 'maxTokens') expect(result.tokens.length).toBe(MAX_TOKENS);
       expect(turn.text.length, `turn ${index}`).toBeGreaterThan(0);
-      // Greedy: no two turns of a real conversation get the very same reply, which a stuck cache would give.
-      if (index > 0) expect(turn.text).not.toBe(reference[index - 1]!.text);
       if (index > 0) expect(turn.node.cache, `turn ${index}`).toMatchObject({ miss: false });
     }
+    // A stuck cache would give one reply again and again. A real model may repeat one short line twice ("I'm not
+    // sure."), so the check is on the conversation: most of its replies differ.
+    const distinct = new Set(reference.map((turn) => turn.text)).size;
+    expect(distinct, reference.map((turn) => turn.text).join(' | ')).toBeGreaterThan(reference.length / 2);
     expect(model.info.eot >= 0 || model.info.eos >= 0).toBe(true);
   });
 
