@@ -8,6 +8,7 @@
 #include "addon_data.h"
 #include "backend_loader.h"
 #include "context.h"
+#include "embedding_context.h"
 #include "errors.h"
 #include "grammar.h"
 #include "internal_entry.h"
@@ -55,6 +56,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   data->modelConstructor = Napi::Persistent(ModelHandle::DefineClass(env));
   data->contextConstructor = Napi::Persistent(ContextHandle::DefineClass(env));
   data->sharedContextConstructor = Napi::Persistent(SharedContextHandle::DefineClass(env));
+  data->embeddingContextConstructor = Napi::Persistent(EmbeddingContextHandle::DefineClass(env));
   env.SetInstanceData<AddonData>(data);
   TrackEnvironment(env);
 

@@ -10,6 +10,7 @@ struct AddonData {
   Napi::FunctionReference modelConstructor;
   Napi::FunctionReference contextConstructor;
   Napi::FunctionReference sharedContextConstructor;
+  Napi::FunctionReference embeddingContextConstructor;
 };
 
 inline AddonData& GetAddonData(Napi::Env env) { return *env.GetInstanceData<AddonData>(); }

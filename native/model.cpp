@@ -2,6 +2,7 @@
 
 #include "addon_data.h"
 #include "context.h"
+#include "embedding_context.h"
 #include "engine.h"
 #include "operation.h"
 #include "shared_context.h"
@@ -63,6 +64,7 @@ Napi::Function ModelHandle::DefineClass(Napi::Env env) {
           InstanceMethod<&ModelHandle::IsEog>("isEog"),
           InstanceMethod<&ModelHandle::CreateContext>("createContext"),
           InstanceMethod<&ModelHandle::CreateSharedContext>("createSharedContext"),
+          InstanceMethod<&ModelHandle::CreateEmbeddingContext>("createEmbeddingContext"),
           InstanceMethod<&ModelHandle::Dispose>("dispose"),
       });
 }
@@ -110,6 +112,8 @@ Napi::Value ModelHandle::Info(const Napi::CallbackInfo& info) {
   out.Set("slidingWindow", llama_model_n_swa(m));
   out.Set("vocabSize", loaded.vocabSize());
   out.Set("embeddingSize", llama_model_n_embd(m));
+  out.Set("embeddingOutputSize", llama_model_n_embd_out(m));
+  out.Set("pooling", PoolingName(DeclaredPooling(m)));
   out.Set("layers", llama_model_n_layer(m));
   out.Set("heads", loaded.heads());
   out.Set("kvHeads", loaded.kvHeads());
@@ -282,6 +286,35 @@ Napi::Value ModelHandle::CreateSharedContext(const Napi::CallbackInfo& info) {
     }
     settings.unifiedKv = layout == "unified";
     return StartEngine(env, settings, true);
+  });
+}
+
+Napi::Value ModelHandle::CreateEmbeddingContext(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!model_) return RejectedPromise(env, ErrorCode::ObjectDisposed, "the model has been disposed");
+  return PromiseGuarded(env, [&]() -> Napi::Value {
+    if (!info[0].IsObject()) throw DialogError(ErrorCode::InvalidArgument, "createEmbeddingContext expects a settings object");
+    Napi::Object options = info[0].As<Napi::Object>();
+    EmbedderSettings settings;
+    settings.contextSize = static_cast<uint32_t>(IntProp(options, "contextSize", 0, 0, 1 << 20));
+    settings.batchSize = static_cast<uint32_t>(IntProp(options, "batchSize", 512, 1, 1 << 16));
+    // llama.cpp refuses more than LLAMA_MAX_SEQ (256) sequences in one context.
+    settings.sequences = static_cast<uint32_t>(IntProp(options, "sequences", 64, 1, 256));
+    settings.threads = static_cast<int32_t>(IntProp(options, "threads", 4, 1, 512));
+    settings.pooling = PoolingFromName(StringProp(options, "pooling", "model"));
+    std::shared_ptr<Operation> operation = Operation::Start(env, "createEmbeddingContext", Napi::Function(), [](Napi::Env) {});
+    std::shared_ptr<LoadedModel> model = model_;
+    model->computeThread().Post([operation, model, settings]() {
+      try {
+        auto embedder = std::make_shared<Embedder>(model, settings);
+        operation->Resolve([embedder](Napi::Env resolveEnv) -> Napi::Value {
+          return EmbeddingContextHandle::NewInstance(resolveEnv, embedder);
+        });
+      } catch (...) {
+        operation->RejectCurrentException();
+      }
+    });
+    return operation->Promise();
   });
 }
 

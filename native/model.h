@@ -27,6 +27,7 @@ class ModelHandle : public Napi::ObjectWrap<ModelHandle> {
   Napi::Value IsEog(const Napi::CallbackInfo& info);
   Napi::Value CreateContext(const Napi::CallbackInfo& info);
   Napi::Value CreateSharedContext(const Napi::CallbackInfo& info);
+  Napi::Value CreateEmbeddingContext(const Napi::CallbackInfo& info);
   Napi::Value Dispose(const Napi::CallbackInfo& info);
 
   /** Context settings from a JS options object (the same keys for own and shared contexts). */

@@ -36,6 +36,21 @@ export const contextOptionsSchema = z
     path: ['flashAttention'],
   });
 
+export const EMBEDDING_POOLINGS = ['model', 'mean', 'cls', 'last'] as const;
+
+export const embeddingContextOptionsSchema = z
+  .object({
+    contextSize: z.number().int().min(0).max(1_048_576).optional(),
+    batchSize: z.number().int().min(1).max(65_536).optional(),
+    // llama.cpp's LLAMA_MAX_SEQ (native/model.cpp checks the same bound)
+    sequences: z.number().int().min(1).max(256).optional(),
+    threads: z.number().int().min(1).max(512).optional(),
+    pooling: z.enum(EMBEDDING_POOLINGS).optional(),
+    normalize: z.boolean().optional(),
+    truncate: z.boolean().optional(),
+  })
+  .strict();
+
 /** Built from the one table of sampling ranges (sampling-ranges.ts), which graph nodes use too. */
 export const samplingOptionsSchema = z.object(samplingSchemaShape()).strict();
 

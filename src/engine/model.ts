@@ -3,7 +3,8 @@ import { availableParallelism } from 'node:os';
 import { LlamaDialogError } from '../errors.js';
 import { callNative, callNativeSync, type NativeModelHandle } from '../native/binding.js';
 import { Context } from './context.js';
-import { contextOptionsSchema, parseOptions, sharedContextOptionsSchema } from './engine-options.js';
+import { contextOptionsSchema, embeddingContextOptionsSchema, parseOptions, sharedContextOptionsSchema } from './engine-options.js';
+import { EmbeddingContext } from './embedding-context.js';
 import { SharedContext } from './shared-context.js';
 import type { KvCacheType, ModelInfo, SharedContextOptions, SwaCacheKind, TokenizeOptions, Tokenizer } from './types.js';
 
@@ -23,6 +24,23 @@ export interface CreateContextOptions {
    * position stays, so trims and summaries keep reusing the prefix. No effect on models without sliding windows.
    */
   swaCache?: SwaCacheKind;
+}
+
+export interface CreateEmbeddingContextOptions {
+  /** The most tokens one text may have; default the model's trained context, capped at batchSize. */
+  contextSize?: number;
+  /** Tokens per llama_decode (n_batch = n_ubatch). Default 512. A text must fit one batch. */
+  batchSize?: number;
+  /** Texts per llama_decode (n_seq_max). Default 64, at most 256. */
+  sequences?: number;
+  /** CPU threads. Default min(4, available cores). */
+  threads?: number;
+  /** 'model' (default): the pooling the GGUF declares. A text-generation model declares none: pass 'mean' or 'last'. */
+  pooling?: 'model' | 'mean' | 'cls' | 'last';
+  /** L2-normalise every vector (default true), so a dot product is the cosine. */
+  normalize?: boolean;
+  /** Cut a text longer than contextSize to fit instead of refusing it with InputTooLong (default false). */
+  truncate?: boolean;
 }
 
 /** Default CPU threads: llama.cpp's own default (4), fewer on smaller machines. */
@@ -159,6 +177,41 @@ export class Model implements Tokenizer {
     this.#pending.add(creation);
     try {
       return new SharedContext(this, await creation);
+    } finally {
+      this.#pending.delete(creation);
+    }
+  }
+
+  /**
+   * Creates an embedding context (native/embedder.h): pooled vectors of texts, many texts per llama_decode.
+   * @throws LlamaDialogError InvalidArgument for bad options; VocabOnlyModel; UnsupportedModel for a model that declares
+   *   no pooling when `pooling` is 'model' (a text-generation model: pass 'mean' or 'last'), an encoder-decoder model
+   *   or one without a tokenizer; ObjectDisposed; InferenceFailed when llama.cpp cannot create the context.
+   */
+  async createEmbeddingContext(options: CreateEmbeddingContextOptions = {}): Promise<EmbeddingContext> {
+    this.#assertAlive();
+    const parsed = parseOptions(embeddingContextOptionsSchema, options, 'createEmbeddingContext options');
+    if (this.info.vocabOnly) {
+      throw new LlamaDialogError('VocabOnlyModel', 'the model was loaded with vocabOnly: true; it has no weights to run');
+    }
+    const pooling = parsed.pooling ?? 'model';
+    if (pooling === 'model' && this.info.pooling === 'none') {
+      throw new LlamaDialogError(
+        'UnsupportedModel',
+        `${this.info.architecture} model declares no pooling, so it is not an embedding model; pass pooling 'mean' or 'last' to embed with it anyway`,
+      );
+    }
+    const settings = {
+      contextSize: parsed.contextSize ?? 0,
+      batchSize: parsed.batchSize ?? 512,
+      sequences: parsed.sequences ?? 64,
+      threads: parsed.threads ?? defaultThreadCount(),
+      pooling,
+    };
+    const creation = callNative(() => this.#handle.createEmbeddingContext(settings));
+    this.#pending.add(creation);
+    try {
+      return new EmbeddingContext(this, await creation, { normalize: parsed.normalize ?? true, truncate: parsed.truncate ?? false });
     } finally {
       this.#pending.delete(creation);
     }

@@ -37,6 +37,11 @@ export interface ModelInfo {
   eos: number;
   eot: number;
   vocabOnly: boolean;
+  /** Floats of one pooled embedding (the model's output width; the hidden width for most models). */
+  embeddingOutputSize: number;
+  /** The pooling the GGUF declares: 'none' for a text-generation model, 'mean' / 'cls' / 'last' for an embedding
+   *  model, 'rank' for a reranker. {@link Model.createEmbeddingContext} uses it unless told otherwise. */
+  pooling: 'none' | 'mean' | 'cls' | 'last' | 'rank';
 }
 
 export interface TokenizeOptions {

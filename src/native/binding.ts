@@ -25,6 +25,10 @@ export interface NativeModelInfo {
   eos: number;
   eot: number;
   vocabOnly: boolean;
+  /** Floats of one pooled embedding (llama_model_n_embd_out). */
+  embeddingOutputSize: number;
+  /** The pooling the GGUF declares (`<arch>.pooling_type`): 'none' for a text-generation model. */
+  pooling: NativePooling | 'none';
   /** The vocabulary asks for BOS at the start of a sequence. */
   addBos: boolean;
 }
@@ -44,6 +48,38 @@ export interface NativeContextSettings {
   flashAttention: NativeFlashAttention;
   /** Sliding-window layers: full-size cache (llama.cpp swa_full = true) or window-sized. */
   swaCache: 'full' | 'window';
+}
+
+/** Pooling of an embedding context: 'model' = what the GGUF declares. 'rank' only ever comes from the GGUF. */
+export type NativePooling = 'mean' | 'cls' | 'last' | 'rank';
+export type NativePoolingChoice = 'model' | 'mean' | 'cls' | 'last';
+
+export interface NativeEmbeddingContextSettings {
+  /** The most tokens one text may have; 0 = the model's trained context (capped at batchSize). */
+  contextSize: number;
+  /** Tokens of one llama_decode (n_batch = n_ubatch). */
+  batchSize: number;
+  /** Texts of one llama_decode (n_seq_max, at most 256). */
+  sequences: number;
+  threads: number;
+  pooling: NativePoolingChoice;
+}
+
+export interface NativeEmbeddingContextInfo {
+  dimensions: number;
+  maxTokens: number;
+  batchSize: number;
+  sequences: number;
+  pooling: NativePooling;
+}
+
+/** native/embedding_context.cpp: one embedding llama_context on the model's compute thread. */
+export interface NativeEmbeddingContextHandle {
+  info(): NativeEmbeddingContextInfo;
+  /** One call at a time (ContextBusy otherwise). `vectors` is flat: texts × dimensions. */
+  embed(texts: Int32Array[], normalize: boolean): Promise<{ vectors: Float32Array; decodes: number }>;
+  abort(): void;
+  dispose(): Promise<void>;
 }
 
 export interface NativeEvaluateResult {
@@ -139,6 +175,7 @@ export interface NativeModelHandle {
   createContext(settings: NativeContextSettings): Promise<NativeContextHandle>;
   /** One llama_context with n_seq_max = sequences over a unified KV cache of contextSize cells. */
   createSharedContext(settings: NativeSharedContextSettings): Promise<NativeSharedContextHandle>;
+  createEmbeddingContext(settings: NativeEmbeddingContextSettings): Promise<NativeEmbeddingContextHandle>;
   /** Idempotent; the weights stay alive while contexts of the model exist. */
   dispose(): Promise<void>;
 }

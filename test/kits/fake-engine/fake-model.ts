@@ -66,6 +66,8 @@ export class FakeModel implements RuntimeModel {
       eos: FAKE_EOS,
       eot: -1,
       vocabOnly: false,
+      embeddingOutputSize: 8,
+      pooling: 'none',
     };
     this.kvBytesPerCell = this.info.layers * 2 * (Math.floor(this.info.embeddingSize / this.info.heads) * this.info.kvHeads) * 2;
     this.#language = {
