@@ -18,6 +18,7 @@
 #include "model.h"
 #include "shared_context.h"
 #include "teardown.h"
+#include "vector_index_handle.h"
 #include "workers/workers.h"
 
 namespace llama_dialog {
@@ -64,6 +65,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("setLogLevel", Napi::Function::New<SetLogLevel>(env, "setLogLevel"));
   exports.Set("setLogCallback", Napi::Function::New<SetLogCallback>(env, "setLogCallback"));
   exports.Set("jsonSchemaToGrammar", Napi::Function::New<JsonSchemaToGrammar>(env, "jsonSchemaToGrammar"));
+  exports.Set("VectorIndex", VectorIndexHandle::DefineClass(env));
   exports.Set("systemInfo", Napi::Function::New<SystemInfo>(env, "systemInfo"));
 #ifdef LLAMA_DIALOG_DYNAMIC_BACKENDS
   exports.Set("dynamicBackends", Napi::Boolean::New(env, true));

@@ -18,6 +18,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureLlamaCppSource } from './fetch-llama-cpp.mjs';
+import { usearchIncludeDir } from './usearch-headers.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -62,7 +63,7 @@ function cmakeJs(command, defs, extra = []) {
 
 export function buildNative({ target } = {}) {
   const llamaDir = ensureLlamaCppSource();
-  const defs = { ...cmakeDefinitions(), LLAMA_CPP_DIR: llamaDir };
+  const defs = { ...cmakeDefinitions(), LLAMA_CPP_DIR: llamaDir, USEARCH_INCLUDE_DIR: usearchIncludeDir() };
   const jobs = process.env.LLAMA_DIALOG_JOBS ?? String(availableParallelism());
   console.error(`[llama-dialog] building native addon (${Object.entries(defs).map(([k, v]) => `${k}=${v}`).join(' ')})`);
   const started = Date.now();

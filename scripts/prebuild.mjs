@@ -17,6 +17,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureLlamaCppSource, PINNED_COMMIT } from './fetch-llama-cpp.mjs';
+import { usearchIncludeDir } from './usearch-headers.mjs';
 import { hostPlatformId, x86VariantsFor } from './platform-id.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -102,6 +103,7 @@ function freshPackageDir(id) {
 function baseDefinitions(llamaDir) {
   return {
     LLAMA_CPP_DIR: llamaDir,
+    USEARCH_INCLUDE_DIR: usearchIncludeDir(),
     LLAMA_DIALOG_DYNAMIC_BACKENDS: 'ON',
     ...extraCmakeDefinitions(),
   };

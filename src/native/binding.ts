@@ -280,8 +280,40 @@ export interface NativeAddon {
   probeLibrary(soname: string): string | null;
   /** The registered backends, their devices and (for the CPU) the instruction-set features in use. */
   listBackends(): NativeBackendInfo[];
+  /** native/vector_index_handle.cpp: an exact or HNSW cosine index over rows 0..n-1. */
+  readonly VectorIndex: new (options: NativeVectorIndexOptions) => NativeVectorIndexHandle;
   /** Test entry of the pure native units. */
   readonly _internal: NativeInternalEntry;
+}
+
+export interface NativeVectorIndexOptions {
+  kind: 'exact' | 'hnsw';
+  dimensions: number;
+  connectivity?: number;
+  expansionAdd?: number;
+  expansionSearch?: number;
+  /** Threads that insert rows while an HNSW graph is built. */
+  threads?: number;
+}
+
+export interface NativeVectorSearchResult {
+  rows: Uint32Array;
+  /** Cosine distances (1 - cos), nearest first. */
+  distances: Float32Array;
+  /** A filtered HNSW search that scored the few allowed rows exactly instead. */
+  exactFallback: boolean;
+}
+
+export interface NativeVectorIndexHandle {
+  info(): { kind: 'exact' | 'hnsw'; dimensions: number; rows: number; built: boolean; memoryBytes: number };
+  /** Once, off the JS thread: rows × dimensions floats. */
+  build(vectors: Float32Array): Promise<void>;
+  /** HNSW only: the same rows and a graph from serialize(). */
+  restore(vectors: Float32Array, graph: Uint8Array): Promise<void>;
+  serialize(): Promise<Uint8Array>;
+  /** Synchronous; `maxDistance` < 0 = no limit; `allowed`: one byte per row (non-zero = allowed). ContextBusy while building. */
+  search(query: Float32Array, k: number, maxDistance: number, allowed?: Uint8Array, allowedCount?: number): NativeVectorSearchResult;
+  setExpansionSearch(expansion: number): void;
 }
 
 export interface NativeBackendInfo {
