@@ -22,3 +22,15 @@ export const KNOWLEDGE_LIMITS = Object.freeze({
   /** Largest knowledge-base config file, in bytes (1 MiB). */
   maxConfigFileBytes: 1024 * 1024,
 });
+
+/** Limits on a compiled record filter (the reference server's depth and node counts, plus caps on raw size). */
+export const FILTER_LIMITS = Object.freeze({
+  /** Deepest nesting of filter nodes; the root node is at depth 1. */
+  maxDepth: 16,
+  /** Most filter nodes (objects with an `op`) in one filter. */
+  maxNodes: 256,
+  /** Longest filter given as JSON text, in characters. */
+  maxTextLength: 256 * 1024,
+  /** Most strings in one array literal (an `in` haystack). */
+  maxArrayLiteralLength: 4096,
+});
