@@ -245,7 +245,8 @@ export class FilterCompiler {
     if (typeof argument !== 'string' || argument.length === 0) {
       this.fail('malformed', inner, `"${namespace}" names a ${namespace === 'agent' ? 'variable' : 'field'}: a non-empty string`);
     }
-    return namespace === 'knowledge' ? this.fieldOperand(argument, inner) : this.agentOperand(argument, inner);
+    // Agent problems name the operand (`args[0].rhs`), where a reader looks for the comparison's sides.
+    return namespace === 'knowledge' ? this.fieldOperand(argument, inner) : this.agentOperand(argument, path);
   }
 
   private fieldOperand(name: string, path: string): Operand {
