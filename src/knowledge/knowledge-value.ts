@@ -19,8 +19,9 @@ export type ValueCheck = { ok: true; value: KnowledgeValue } | { ok: false; prob
 
 function describe(value: unknown): string {
   if (value === null) return 'null';
+  if (value === undefined) return 'nothing';
   if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'number') return Number.isInteger(value) ? `the number ${value}` : `the number ${String(value)}`;
+  if (typeof value === 'number') return `the number ${String(value)}`;
   if (typeof value === 'string') return 'a string';
   return `a ${typeof value}`;
 }
