@@ -59,6 +59,11 @@ export const ErrorCode = {
   AgentLimitReached: 5008,
   OutgoingQueueFull: 5009,
   ConnectionClosed: 5010,
+  // Knowledge bases (the reference server's codes): a bad name, a name already taken, a bad config, schema or record.
+  InvalidKnowledgeBaseName: 8001,
+  DuplicateKnowledgeBaseName: 8002,
+  /** A knowledge base's config, field schema or records are invalid (each message names the record and field). */
+  InvalidKnowledgeBase: 8003,
 } as const;
 
 export type ErrorName = keyof typeof ErrorCode;

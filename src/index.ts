@@ -58,6 +58,9 @@ export { platformPackageName } from './native/platform-id.js';
 export * from './dialog/index.js';
 export * from './prompt/index.js';
 
+// Knowledge: field schemas, records, knowledge-base configs, record filters (SPEC §11)
+export * from './knowledge/index.js';
+
 // Graphs, agents, sessions
 export { compileGraph } from './graph/compile-graph.js';
 export { graphSchema, type GraphJson, type GraphNodeJson } from './graph/graph-schema.js';
