@@ -15,6 +15,7 @@
  * - native → engine: the addon's typed surface, then Model / Context over it.
  * - gguf, synthetic: file tooling; synthetic writes GGUFs and finds the package root through the loader.
  * - models: the model cache, the pinned real models (test-models.json) and downloads into the cache.
+ * - knowledge: string storages, knowledge bases, filters and vector search (embeds through engine)
  * - dialog → prompt: the projector reads the dialog, the dialog knows nothing of prompts.
  * - graph: the node contract and node types; it sees models only through interfaces it declares.
  * - diag: explains cache misses and assembles per-turn diagnostics from what graph nodes record.
@@ -35,6 +36,7 @@ export const LAYERS = [
   { name: 'gguf' },
   { name: 'synthetic' },
   { name: 'models' },
+  { name: 'knowledge' },
   { name: 'dialog' },
   { name: 'prompt' },
   { name: 'graph' },
