@@ -11,7 +11,8 @@ import { STRING_STORAGE_KINDS } from './string-storage.js';
  *   match the file's.
  */
 export const stringStorageSpecSchema = z.strictObject({
-  name: z.string().describe('1–128 characters from A-Z a-z 0-9 _ . -, not starting with a dot.'),
+  // Any value passes here: checkStorageName refuses a bad one with InvalidStorageName (7001), the reference's code.
+  name: z.custom<string>(() => true).describe('1–128 characters from A-Z a-z 0-9 _ . -, not starting with a dot.'),
   kind: z.enum(STRING_STORAGE_KINDS).optional().describe("'list', 'map' or 'multimap'."),
   // Contents are checked by the storage builder, so bad data is InvalidStorageData (7003) like a bad file.
   strings: z.array(z.unknown()).optional().describe('The values of a list.'),
