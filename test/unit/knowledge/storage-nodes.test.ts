@@ -173,4 +173,28 @@ describe('IntentToInstruction', () => {
       expect((await rejection(session.createAgent(options(params)))).errorName).toBe('GraphCompilationFailed');
     }
   });
+
+  it('ClassifyIntentLLM → IntentToInstruction → Generate: the classified intent picks the instruction in the template', async () => {
+    const root = storageRoot({ 'how-to.json': JSON.stringify([{ id: 'buy', text: 'Quote a fair price.' }, { id: 'sell', text: 'Offer half.' }]) });
+    const { session, models } = createHarness(['m1'], { storageRoot: root });
+    const graph = {
+      start: 'intent',
+      nodes: [
+        {
+          name: 'intent',
+          type: 'ClassifyIntentLLM',
+          params: { intents: [{ id: 'buy', description: 'wants to buy' }, { id: 'sell', description: 'wants to sell' }] },
+          exits: { found: 'instruct', notFound: 'instruct' },
+        },
+        ...instructedGraph({ storage: 'how-to.json' }).nodes,
+      ],
+    };
+    const agent = await session.createAgent({ graph, defaultModel: 'm1', enableDiagnostics: true });
+    models.get('m1')!.score = (prompt, candidates) => (candidates.length === 2 && prompt.includes('sell my shield') ? [-5, 0] : [0, -5]);
+    const sold = await agent.sendMessage('I want to sell my shield');
+    expect(nodeDiag(sold.diagnostics, 'instruct').data).toMatchObject({ intent: 'sell', found: true, resultText: 'Offer half.' });
+    expect(nodeDiag(sold.diagnostics, 'answer').input?.prompt.map((m) => m.content).join('\n')).toContain('Do this: Offer half.');
+    const bought = await agent.sendMessage('A sword, please');
+    expect(nodeDiag(bought.diagnostics, 'answer').input?.prompt.map((m) => m.content).join('\n')).toContain('Do this: Quote a fair price.');
+  });
 });
