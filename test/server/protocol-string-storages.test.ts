@@ -67,6 +67,12 @@ describe('CreateStringStorage / DestroyStringStorage', () => {
     await remote.close();
   });
 
+  it('a remote session cannot choose the storage root', async () => {
+    const connection = await connect('127.0.0.1', port);
+    expect(await refusalCode(connection.create({ gameName: 'Ironvale', storageRoot: '/' }))).toBe(4010);
+    await connection.close();
+  });
+
   it('refusals keep their codes over the wire', async () => {
     const remote = await session();
     expect(await refusalCode(remote.createStringStorage({ name: '.hidden', strings: ['a'] }))).toBe(7001);

@@ -79,8 +79,12 @@ export class RemoteSession {
     return this.requireActive().locale;
   }
 
-  /** Creates the session (once). @throws LlamaDialogError SessionAlreadyExists; InvalidArgument. */
+  /** Creates the session (once). @throws LlamaDialogError SessionAlreadyExists; InvalidArgument (also for `storageRoot`: the server's). */
   async create(options: SessionOptions): Promise<this> {
+    if (options.storageRoot !== undefined) {
+      // Silently dropping it would read storages from another folder than the caller thinks.
+      throw new LlamaDialogError('InvalidArgument', 'storageRoot is chosen by the server (serve --storage-root), not by a remote session');
+    }
     const answer = await this.connection.request(
       options.locale === undefined
         ? { type: 'CreateSession', gameName: options.gameName }
