@@ -24,7 +24,8 @@ class CannedResponseNode implements GraphNode {
 
   async execute(run: NodeRunContext): Promise<string> {
     const params = run.params as CannedResponseParams;
-    const strings = run.storage('storage')?.strings ?? params.strings ?? [];
+    const storage = run.storage('storage');
+    const strings = storage?.strings ?? params.strings ?? [];
     const count = strings.length;
     let index = 0;
     if (params.strategy === 'random') index = Math.min(count - 1, Math.floor(run.random() * count));
@@ -32,7 +33,7 @@ class CannedResponseNode implements GraphNode {
     const text = strings[index] as string;
     run.dialog.addReply({ node: this.name, text, historyRole: params.historyRole });
     run.emitAnswer(text, false);
-    run.diagnostics.addData({ chosenIndex: index });
+    run.diagnostics.addData(storage ? { chosenIndex: index, storage: storage.name } : { chosenIndex: index });
     run.diagnostics.recordOutput({ text, tokens: 0, stopReason: 'canned' });
     return 'default';
   }

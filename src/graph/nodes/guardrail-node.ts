@@ -41,13 +41,14 @@ class GuardrailNode implements GraphNode {
 
   async execute(run: NodeRunContext): Promise<string> {
     const params = run.params as GuardrailParams;
-    const patterns = run.storage('storage')?.strings ?? params.patterns ?? [];
+    const storage = run.storage('storage');
+    const patterns = storage?.strings ?? params.patterns ?? [];
     if (this.compiled?.patterns !== patterns) this.compiled = { patterns, regexps: compilePatterns(patterns) };
     const text = run.input(params.input) ?? '';
     const index = this.compiled.regexps.findIndex((regexp) => regexp.test(text));
     if (index < 0) return 'notTriggered';
     run.emitNodeEvent('triggered', { pattern: patterns[index] });
-    run.diagnostics.addData({ matchedPattern: patterns[index] });
+    run.diagnostics.addData(storage ? { matchedPattern: patterns[index], storage: storage.name } : { matchedPattern: patterns[index] });
     return 'triggered';
   }
 }

@@ -89,6 +89,9 @@ describe('CannedResponse and Guardrail read string storages', () => {
     const { session } = createHarness(['m1'], { storageRoot: root });
     const agent = await session.createAgent({ graph: guardedGraph({ storage: 'insults.txt' }) });
     expect(await replies(agent, ['You FOOL', 'A fine blade', 'what an idiot'])).toEqual(['I will not hear it.', 'Go on.', 'I will not hear it.']);
+    const diagnosed = await session.createAgent({ graph: guardedGraph({ storage: 'insults.txt' }), enableDiagnostics: true });
+    const turn = await diagnosed.sendMessage('idiot!');
+    expect(turn.diagnostics?.nodes.find((n) => n.name === 'guard')?.data).toMatchObject({ matchedPattern: '\\bidiot\\b', storage: 'insults.txt' });
     session.createStringStorage({ name: 'broken', strings: ['(unclosed'] });
     const refused = await rejection(session.createAgent({ graph: guardedGraph({ storage: 'broken' }) }));
     expect(refused.errorName).toBe('GraphCompilationFailed');
