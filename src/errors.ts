@@ -14,6 +14,12 @@ export const ErrorCode = {
   ParamNotMutable: 3006,
   InvalidParamValue: 3007,
   InvalidExitTarget: 3008,
+  /** A storage file path that is absolute or leaves the storage root (`..`, a symlink out). */
+  StoragePathEscape: 3009,
+  /** A storage file (or storage name) that does not exist under the storage root. */
+  StorageFileNotFound: 3010,
+  /** A storage of a kind the node cannot use (IntentToInstruction needs a Map). */
+  StorageWrongKind: 3011,
   AgentNotPaused: 3012,
   InferenceFailed: 4001,
   InferenceTimeout: 4002,
@@ -59,6 +65,13 @@ export const ErrorCode = {
   AgentLimitReached: 5008,
   OutgoingQueueFull: 5009,
   ConnectionClosed: 5010,
+  /** A string storage name that is empty, too long, has characters outside [A-Za-z0-9_.-/] or is reserved. */
+  InvalidStorageName: 7001,
+  DuplicateStorageName: 7002,
+  /** Storage contents refused: not UTF-8, empty, bad JSON shape, duplicate Map key, length mismatch, too large. */
+  InvalidStorageData: 7003,
+  /** A session storage name that is also a file under the storage root: node references would be ambiguous. */
+  StorageNameShadowsFile: 7004,
   // Knowledge bases (the reference server's codes): a bad name, a name already taken, a bad config, schema or record.
   InvalidKnowledgeBaseName: 8001,
   DuplicateKnowledgeBaseName: 8002,

@@ -66,7 +66,7 @@ export { compileGraph } from './graph/compile-graph.js';
 export { graphSchema, type GraphJson, type GraphNodeJson } from './graph/graph-schema.js';
 export { MAX_NODE_STEPS } from './graph/execute-graph.js';
 export { nodeCatalog } from './graph/node-catalog.js';
-export { defineNode, type NodeDefinition } from './graph/node-definition.js';
+export { defineNode, type NodeDefinition, type StorageParam } from './graph/node-definition.js';
 export { Session, createSession, defaultModelRegistry, type SessionOptions, type SessionHostOptions } from './agent/session.js';
 export {
   ModelRegistry,
@@ -78,6 +78,18 @@ export {
   type ModelStats,
 } from './host/model-registry.js';
 export { Agent, type SendMessageOptions } from './agent/agent.js';
+
+// String storages (knowledge)
+export {
+  STRING_STORAGE_KINDS,
+  isKeyedStorage,
+  type KeyedStringStorage,
+  type StorageEntry,
+  type StringStorage,
+  type StringStorageKind,
+} from './knowledge/string-storage.js';
+export { stringStorageSpecSchema, type StringStorageSpec } from './knowledge/string-storage-spec.js';
+export { MAX_STORAGE_FILE_BYTES } from './knowledge/storage-root.js';
 export type { AgentOptions } from './agent/agent-options.js';
 export type { AgentState } from './agent/agent-state.js';
 export type { KvCacheInitialization } from './host/node-cache.js';

@@ -48,6 +48,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #ifdef _WIN32
 #ifndef NOMINMAX
@@ -94,6 +95,9 @@ constexpr int UnknownNode = 3005;
 constexpr int ParamNotMutable = 3006;
 constexpr int InvalidParamValue = 3007;
 constexpr int InvalidExitTarget = 3008;
+constexpr int StoragePathEscape = 3009;
+constexpr int StorageFileNotFound = 3010;
+constexpr int StorageWrongKind = 3011;
 constexpr int AgentNotPaused = 3012;
 constexpr int InferenceFailed = 4001;
 constexpr int InferenceTimeout = 4002;
@@ -115,6 +119,11 @@ constexpr int AgentLimitReached = 5008;
 constexpr int OutgoingQueueFull = 5009;
 /// Raised by clients, never sent: the connection was lost (the server closed it, or a send/receive failed).
 constexpr int ConnectionClosed = 5010;
+// String storages (CreateStringStorage, node storage params).
+constexpr int InvalidStorageName = 7001;
+constexpr int DuplicateStorageName = 7002;
+constexpr int InvalidStorageData = 7003;
+constexpr int StorageNameShadowsFile = 7004;
 }  // namespace error_code
 
 /// Codes of failures detected by this client (never sent by a server; negative so they cannot collide).
@@ -350,6 +359,26 @@ inline json import_dialog(const std::string& agent_id, const json& snapshot) {
 }
 
 inline json destroy_agent(const std::string& agent_id) { return {{"type", "DestroyAgent"}, {"agentId", agent_id}}; }
+
+/// A list storage from inline strings.
+inline json create_string_storage_list(const std::string& name, const std::vector<std::string>& strings) {
+  return {{"type", "CreateStringStorage"}, {"name", name}, {"kind", "list"}, {"strings", strings}};
+}
+
+/// A map (unique ids) or multimap storage from (id, text) pairs; `kind` is "map" or "multimap".
+inline json create_string_storage_entries(const std::string& name, const std::string& kind,
+                                          const std::vector<std::pair<std::string, std::string>>& entries) {
+  json list = json::array();
+  for (const auto& entry : entries) list.push_back({{"id", entry.first}, {"text", entry.second}});
+  return {{"type", "CreateStringStorage"}, {"name", name}, {"kind", kind}, {"entries", list}};
+}
+
+/// A storage from a .txt / .json / .mm.json file relative to the server's storage root.
+inline json create_string_storage_file(const std::string& name, const std::string& path) {
+  return {{"type", "CreateStringStorage"}, {"name", name}, {"path", path}};
+}
+
+inline json destroy_string_storage(const std::string& name) { return {{"type", "DestroyStringStorage"}, {"name", name}}; }
 
 /// The JSON text of a message. @throws Error MalformedMessage when a string is not valid UTF-8 (the
 /// protocol is UTF-8 only; convert from your engine's encoding first).
@@ -745,6 +774,19 @@ class Client {
   void destroy_agent(const std::string& agent_id) {
     request(message::destroy_agent(agent_id));
     last_turn_.erase(agent_id);
+  }
+
+  /// Creates a named string storage of the session; build `m` with message::create_string_storage_list,
+  /// _entries or _file. Returns the StringStorageCreated answer ({name, kind, size}).
+  /// @throws Error InvalidStorageName (7001), DuplicateStorageName (7002), InvalidStorageData (7003),
+  /// StorageNameShadowsFile (7004), StoragePathEscape (3009), StorageFileNotFound (3010), StorageWrongKind (3011).
+  json create_string_storage(json m) { return request(std::move(m)); }
+
+  /// Drops the session's name for a storage (agents using it keep it). False when there was none.
+  bool destroy_string_storage(const std::string& name) {
+    json answer = request(message::destroy_string_storage(name));
+    const json destroyed = events::json_field(answer, "destroyed");
+    return destroyed.is_boolean() && destroyed.get<bool>();
   }
 
   /// Sends any request (for messages without a method here: LoadModel, ListModels, ReleaseCache,

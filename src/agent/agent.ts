@@ -14,6 +14,7 @@ import type { NodeCache } from '../host/node-cache.js';
 import { inferencePortFor, type HostedInferencePort } from '../host/inference-port.js';
 import type { RuntimeSettings } from './runtime-settings.js';
 import { Turn } from './turn.js';
+import { NodeStorageBindings } from './node-storage-bindings.js';
 import { TurnRunner } from './turn-runner.js';
 
 /** Options of one `sendMessage` call. */
@@ -40,6 +41,8 @@ export interface AgentParts {
   variables: AgentVariables;
   dialog: Dialog;
   random: () => number;
+  /** The storages the graph's storage params name, already resolved (kept alive by the agent). */
+  storages: NodeStorageBindings;
   onDestroyed: (agent: Agent) => void;
 }
 
@@ -62,6 +65,7 @@ export class Agent {
   private readonly inferenceTimeoutMs: number;
   private readonly profileDecode: boolean;
   private readonly onDestroyed: (agent: Agent) => void;
+  private readonly storages: NodeStorageBindings;
   private readonly currentParams = new Map<string, Readonly<Record<string, unknown>>>();
   /** Slots the graph's nodes write → the node that writes them: callers may not pass these (never overwritten silently). */
   private readonly graphSlots = new Map<string, string>();
@@ -91,6 +95,7 @@ export class Agent {
     // Profiles only reach diagnostics: without them, asking the engine for one would be wasted work.
     this.profileDecode = parts.settings.profileDecode && parts.options.enableDiagnostics === true;
     this.onDestroyed = parts.onDestroyed;
+    this.storages = parts.storages;
     for (const node of parts.graph.nodes.values()) {
       this.currentParams.set(node.name, node.params);
       for (const slot of node.definition.writesSlots?.(node.params) ?? []) this.graphSlots.set(slot, node.name);
@@ -161,6 +166,7 @@ export class Agent {
         enableDiagnostics: this.options.enableDiagnostics,
         inferenceFor: (nodeName, signal) => this.inferenceFor(nodeName, signal),
         random: this.random,
+        storage: (nodeName, param) => this.storages.get(nodeName, param),
       },
       turn,
       { ...slots },
@@ -227,6 +233,8 @@ export class Agent {
    * Changes one param of one node. Allowed while Idle or Paused.
    * @throws LlamaDialogError AgentBusy while Running; UnknownNode (3005); ParamNotMutable (3006) for structural
    * params (model, tools, sizes); InvalidParamValue (3007) for a value the node's schema refuses or an unknown param.
+   * A storage param (`storage`) is resolved at once: StorageFileNotFound (3010), StoragePathEscape (3009),
+   * StorageWrongKind (3011), InvalidStorageData (7003).
    */
   changeParam(nodeName: string, param: string, value: unknown): void {
     this.assertAlive();
@@ -253,7 +261,11 @@ export class Agent {
     }
     const problem = definition.check?.(parsed.data, { modelReference: node.modelReference });
     if (problem) throw new LlamaDialogError('InvalidParamValue', `node "${nodeName}": ${problem}`);
+    const storageSpec = NodeStorageBindings.specOf(node, param);
+    // Resolved before anything changes, so a missing or wrong-kind storage leaves the node as it was.
+    const storage = storageSpec ? this.storages.prepare(node, storageSpec, parsed.data[param]) : undefined;
     this.currentParams.set(nodeName, Object.freeze(parsed.data));
+    if (storageSpec) this.storages.commit(nodeName, param, storage);
   }
 
   /** Current params of a node (a frozen copy). @throws LlamaDialogError UnknownNode. */

@@ -24,11 +24,19 @@ import type { DownloadProgress, DownloadResult } from '../models/model-download.
 import { NodeCache } from '../host/node-cache.js';
 import { inferencePortFor } from '../host/inference-port.js';
 import { defaultRuntimeSettings, type RuntimeSettings } from './runtime-settings.js';
-import type { StringStorage } from './string-storage.js';
+import type { StringStorage } from '../knowledge/string-storage.js';
+import { StringStorageRegistry } from '../knowledge/string-storage-registry.js';
+import type { StringStorageSpec } from '../knowledge/string-storage-spec.js';
+import { NodeStorageBindings } from './node-storage-bindings.js';
 
 const sessionOptionsSchema = z.strictObject({
   gameName: z.string().min(1).max(256),
   locale: z.string().min(1).max(64).default('en-US'),
+  /**
+   * Folder storage files are read from (string storages by `path`, node `storage` params naming a file); default the
+   * host's `storageRoot`. Without one, no storage file can be read. Paths may not leave it.
+   */
+  storageRoot: z.string().min(1).max(4096).optional(),
 });
 
 /** Options of `session.create` / `createSession`. */
@@ -53,6 +61,11 @@ export interface SessionHostOptions extends Partial<RuntimeSettings> {
    * load of a model decides.
    */
   contexts?: ContextPolicy;
+  /**
+   * Storage root for sessions that name none in `create` (the server's: remote clients cannot choose one, so a
+   * graph sent over the wire reads only the folder the operator set).
+   */
+  storageRoot?: string;
 }
 
 let sharedRegistry: ModelRegistry | undefined;
@@ -79,7 +92,8 @@ export class Session {
   private readonly random: () => number;
   private readonly contexts: ContextPolicy | undefined;
   private readonly agents = new Map<string, Agent>();
-  private readonly storages = new Map<string, StringStorage>();
+  private readonly hostStorageRoot: string | undefined;
+  private storages = new StringStorageRegistry(undefined);
   private readonly modelHolds = new Map<string, ModelLease>();
   private agentCounter = 0;
 
@@ -103,6 +117,10 @@ export class Session {
       throw new LlamaDialogError('InvalidArgument', `contexts must be 'auto', 'own' or 'shared', got ${String(host.contexts)}`);
     }
     this.contexts = host.contexts;
+    if (host.storageRoot !== undefined && (typeof host.storageRoot !== 'string' || host.storageRoot.length === 0)) {
+      throw new LlamaDialogError('InvalidArgument', 'storageRoot must be a non-empty string (a folder path)');
+    }
+    this.hostStorageRoot = host.storageRoot;
   }
 
   /** True between `create()` and `close()`. */
@@ -133,6 +151,7 @@ export class Session {
       });
     }
     this.sessionOptions = parsed.data;
+    this.storages = new StringStorageRegistry(parsed.data.storageRoot ?? this.hostStorageRoot);
     this.phase = 'Active';
     return this;
   }
@@ -149,7 +168,8 @@ export class Session {
   /**
    * Compiles the graph, loads its models and creates the agent's caches (per kvCacheInitialization).
    * @throws LlamaDialogError SessionNotReady; InvalidParamValue (bad options); GraphCompilationFailed (3003);
-   * InvalidExitTarget (3008); ModelLoadFailed (4005).
+   * InvalidExitTarget (3008); ModelLoadFailed (4005); for node `storage` params StorageFileNotFound (3010),
+   * StoragePathEscape (3009), StorageWrongKind (3011), InvalidStorageData (7003).
    */
   async createAgent(options: AgentOptions): Promise<Agent> {
     this.requireActive();
@@ -159,6 +179,13 @@ export class Session {
       defaultModel: resolved.defaultModel,
       checkModel: (reference) => this.registry.checkOnDisk(reference),
     });
+    // Resolved before any model loads: a storage typo should not cost a model load. Later rebinds (changeParam)
+    // resolve through the session as it is then.
+    const storages = new NodeStorageBindings((reference) => {
+      this.requireActive();
+      return this.storages.resolveReference(reference);
+    });
+    storages.bindGraph(graph);
     const variables = new AgentVariables(resolved.variables);
     const leases = new Map<string, ModelLease>();
     const nodeCaches = new Map<string, NodeCache>();
@@ -193,6 +220,7 @@ export class Session {
         variables,
         dialog,
         random: this.random,
+        storages,
         onDestroyed: (destroyed) => this.agents.delete(destroyed.id),
       });
       if (resolved.kvCacheInitialization !== 'DeferAllocation') {
@@ -287,30 +315,42 @@ export class Session {
     return this.registry.status();
   }
 
-  /** Stores a named list of strings for this session. @throws LlamaDialogError SessionNotReady; InvalidArgument. */
-  createStringStorage(name: string, strings: readonly string[]): StringStorage {
+  /**
+   * Creates a named string storage for this session, which node `storage` params can then name. Exactly one source:
+   * `{ name, strings }` (a list), `{ name, kind: 'map' | 'multimap', entries: [{ id, text }] }`, or `{ name, path }`
+   * (a `.txt` list, `.json` map or `.mm.json` multimap under the storage root; `kind`, if given, must match).
+   * Files are at most 16 MiB, UTF-8.
+   * @throws LlamaDialogError SessionNotReady; InvalidArgument (bad shape); InvalidStorageName (7001);
+   *   DuplicateStorageName (7002); InvalidStorageData (7003); StorageNameShadowsFile (7004); StoragePathEscape
+   *   (3009); StorageFileNotFound (3010); StorageWrongKind (3011).
+   */
+  createStringStorage(spec: StringStorageSpec): StringStorage {
     this.requireActive();
-    if (typeof name !== 'string' || name.length === 0) throw new LlamaDialogError('InvalidArgument', 'storage name must be a non-empty string');
-    if (!Array.isArray(strings) || strings.some((s) => typeof s !== 'string')) {
-      throw new LlamaDialogError('InvalidArgument', `storage "${name}": strings must be an array of strings`);
-    }
-    const storage: StringStorage = Object.freeze({ name, strings: Object.freeze([...strings]) });
-    this.storages.set(name, storage);
-    return storage;
+    return this.storages.create(spec);
   }
 
-  /** @throws LlamaDialogError SessionNotReady; InvalidArgument for an unknown storage. */
+  /** @throws LlamaDialogError SessionNotReady; StorageFileNotFound (3010) for a name this session does not have. */
   getStringStorage(name: string): StringStorage {
     this.requireActive();
     const storage = this.storages.get(name);
-    if (!storage) throw new LlamaDialogError('InvalidArgument', `no string storage "${name}" in this session`);
+    if (!storage) throw new LlamaDialogError('StorageFileNotFound', `no string storage named "${String(name)}" in this session`);
     return storage;
   }
 
-  /** @throws LlamaDialogError SessionNotReady. */
+  /** The session's named string storages. @throws LlamaDialogError SessionNotReady. */
+  listStringStorages(): StringStorage[] {
+    this.requireActive();
+    return this.storages.list();
+  }
+
+  /**
+   * Drops the session's name for a storage; agents whose nodes already use it keep it for their life. Returns false
+   * when there was no storage of that name.
+   * @throws LlamaDialogError SessionNotReady.
+   */
   destroyStringStorage(name: string): boolean {
     this.requireActive();
-    return this.storages.delete(name);
+    return this.storages.destroy(name);
   }
 
   /**

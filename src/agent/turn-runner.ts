@@ -12,6 +12,7 @@ import type { Dialog } from '../dialog/dialog.js';
 import type { Interaction } from '../dialog/interaction.js';
 import type { HostedInferencePort } from '../host/inference-port.js';
 import type { Turn } from './turn.js';
+import type { StringStorage } from '../knowledge/string-storage.js';
 import type { TurnCompleteEvent, TurnEvent, TurnStatus } from './turn-events.js';
 
 /** What a turn runs on: the agent's graph, dialog and variables, and the way to its node caches. */
@@ -27,6 +28,8 @@ export interface TurnRunnerParts {
   /** The node's inference port for this step (the host's factory), carrying the turn's cancellation. */
   inferenceFor(nodeName: string, signal: AbortSignal): HostedInferencePort;
   readonly random: () => number;
+  /** The storage a node's storage param is bound to (NodeStorageBindings). */
+  storage(nodeName: string, param: string): StringStorage | undefined;
 }
 
 /** How the runner tells the agent's state machine where the turn is. */
@@ -218,6 +221,7 @@ export class TurnRunner {
       addTokensGenerated: (count) => {
         this.tokensGenerated += count;
       },
+      storage: (param) => this.parts.storage(nodeName, param),
       random: this.parts.random,
     };
   }

@@ -5,6 +5,7 @@ import { classifyIntentNode } from './nodes/classify-intent-node.js';
 import { generateNode } from './nodes/generate-node.js';
 import { guardrailNode } from './nodes/guardrail-node.js';
 import { instructionNode } from './nodes/instruction-node.js';
+import { intentToInstructionNode } from './nodes/intent-to-instruction-node.js';
 import { pauseNode } from './nodes/pause-node.js';
 import { summarizeNode } from './nodes/summarize-node.js';
 import { toolCallNode } from './nodes/tool-call-node.js';
@@ -19,6 +20,7 @@ export const nodeCatalog: ReadonlyMap<string, NodeDefinition> = new Map(
     toolCallNode,
     summarizeNode,
     instructionNode,
+    intentToInstructionNode,
     classifyIntentNode,
     classifyAttributesNode,
     pauseNode,

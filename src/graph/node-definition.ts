@@ -3,6 +3,7 @@ import type { CompiledNode } from './compiled-graph.js';
 import type { VariableStore } from './variable-store.js';
 import type { InferencePort } from './inference-port.js';
 import type { NodeRunContext } from './node-run-context.js';
+import type { StringStorage, StringStorageKind } from '../knowledge/string-storage.js';
 
 /** A node as it runs inside one agent: created from its frozen definition, may keep per-agent state. */
 export interface GraphNode {
@@ -40,6 +41,18 @@ export interface NodeCheckContext {
 }
 
 /**
+ * A param that names a string storage (a session storage name or a file under the storage root). The agent resolves
+ * it at creation and again when changeParam sets it, and holds the storage for the node (`run.storage(param)`).
+ */
+export interface StorageParam {
+  readonly param: string;
+  /** Kinds the node can read (default: any; CannedResponse and Guardrail only use the list view). */
+  readonly kinds?: readonly StringStorageKind[];
+  /** Checks the storage's contents for this node (e.g. Guardrail's patterns compile); returns the problem or undefined. */
+  check?(storage: StringStorage): string | undefined;
+}
+
+/**
  * Everything the runtime knows about one node type. Adding a node type (Retrieve, Speak, ...) means writing one
  * file that exports one of these and listing it in the node catalog.
  */
@@ -74,6 +87,8 @@ export interface NodeDefinition<P extends Record<string, unknown> = Record<strin
    * `sendMessage` that passes a slot of the same name is refused rather than silently overwritten.
    */
   writesSlots?(params: P): readonly string[];
+  /** Params that name string storages (resolved by the agent, see StorageParam). */
+  readonly storageParams?: readonly StorageParam[];
   /** Creates the node's per-agent instance (called once per agent). */
   create(node: CompiledNode): GraphNode;
 }

@@ -10,6 +10,7 @@ import type { GraphNode } from './node-definition.js';
 import type { ToolCallEvent } from './node-events.js';
 import type { NodeStepDiagnostics } from './node-step-diagnostics.js';
 import type { VariableStore } from './variable-store.js';
+import type { StringStorage } from '../knowledge/string-storage.js';
 
 /** How a pause ended (cancellation is thrown as an Aborted error instead). */
 export type PauseOutcome = { kind: 'resumed'; payload: unknown } | { kind: 'timedOut' };
@@ -59,6 +60,11 @@ export interface NodeRunContext {
   /** Suspends the turn (agent state Paused) until resume, timeout or cancellation (thrown as Aborted). */
   pause(request: PauseRequest): Promise<PauseOutcome>;
   addTokensGenerated(count: number): void;
+  /**
+   * The string storage a storage param of this node names, as the agent resolved it (at creation or at the last
+   * changeParam); undefined when the param is not set.
+   */
+  storage(param: string): StringStorage | undefined;
   /** Uniform in [0, 1); injectable for tests. */
   random(): number;
 }

@@ -121,6 +121,32 @@ export const seedHistorySchema = request(
   "Replaces an idle agent's history. Answer: Ack.",
 );
 
+export const createStringStorageSchema = request(
+  'CreateStringStorage',
+  {
+    name: z.string().max(128).describe('1–128 characters from A-Z a-z 0-9 _ . -, not starting with a dot (else 7001).'),
+    kind: z.enum(['list', 'map', 'multimap']).optional().describe("Required with entries; with path it must match the file's kind (else 3011)."),
+    strings: z.array(z.string()).optional().describe('The values of a list.'),
+    entries: z
+      .array(z.object({ id: z.string(), text: z.string(), metadata: z.unknown().optional() }))
+      .optional()
+      .describe('Keyed texts of a map (unique ids) or multimap.'),
+    path: z
+      .string()
+      .max(4096)
+      .optional()
+      .describe("A .txt (list), .json (map) or .mm.json (multimap) file relative to the server's storage root (serve --storage-root)."),
+  },
+  'Creates a named string storage of the session from exactly one of strings, entries or path. Answer: StringStorageCreated; ' +
+    'errors 7001-7004, 3009-3011.',
+);
+
+export const destroyStringStorageSchema = request(
+  'DestroyStringStorage',
+  { name: z.string().max(128) },
+  "Drops the session's name for a string storage; agents already using it keep it. Answer: StringStorageDestroyed.",
+);
+
 /** Every request type, by name. */
 export const clientMessageSchemas = {
   Hello: helloSchema,
@@ -140,6 +166,8 @@ export const clientMessageSchemas = {
   ExportDialog: exportDialogSchema,
   ImportDialog: importDialogSchema,
   SeedHistory: seedHistorySchema,
+  CreateStringStorage: createStringStorageSchema,
+  DestroyStringStorage: destroyStringStorageSchema,
 } as const;
 
 export type ClientMessageType = keyof typeof clientMessageSchemas;
@@ -201,6 +229,20 @@ export const dialogSchema = reply(
   'Dialog',
   { snapshot: z.record(z.string(), z.unknown()).describe('Versioned dialog snapshot: { kind, version, interactions, variables }.') },
   'Answer to ExportDialog.',
+);
+export const stringStorageCreatedSchema = reply(
+  'StringStorageCreated',
+  {
+    name: z.string(),
+    kind: z.enum(['list', 'map', 'multimap']),
+    size: z.int().min(0).describe('Number of strings (entries for a map or multimap).'),
+  },
+  'Answer to CreateStringStorage.',
+);
+export const stringStorageDestroyedSchema = reply(
+  'StringStorageDestroyed',
+  { name: z.string(), destroyed: z.boolean().describe('False when the session had no storage of that name.') },
+  'Answer to DestroyStringStorage.',
 );
 export const errorResponseSchema = reply('ErrorResponse', wireErrorSchema.shape, 'The request (or the frame) was refused.');
 
@@ -273,6 +315,8 @@ export const serverMessageSchemas = {
   DownloadProgress: downloadProgressSchema,
   ModelDownloaded: modelDownloadedSchema,
   Dialog: dialogSchema,
+  StringStorageCreated: stringStorageCreatedSchema,
+  StringStorageDestroyed: stringStorageDestroyedSchema,
   ErrorResponse: errorResponseSchema,
   AnswerText: answerTextEventSchema,
   ToolCall: toolCallEventSchema,

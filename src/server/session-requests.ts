@@ -113,6 +113,13 @@ export class SessionRequests {
       case 'SeedHistory':
         this.agent(message.agentId).seedHistory(message.turns as InteractionInput[]);
         return ack();
+      case 'CreateStringStorage': {
+        const { type: _type, requestId: _requestId, ...spec } = message;
+        const storage = this.session.createStringStorage(spec);
+        return answer({ type: 'StringStorageCreated', name: storage.name, kind: storage.kind, size: storage.strings.length });
+      }
+      case 'DestroyStringStorage':
+        return answer({ type: 'StringStorageDestroyed', name: message.name, destroyed: this.session.destroyStringStorage(message.name) });
     }
   }
 

@@ -34,7 +34,7 @@ export const serveCommand = defineCommand({
   name: 'serve',
   summary: 'run agents for game engines over TCP (the session protocol, docs/PROTOCOL.md)',
   help: `Usage: llama-dialog serve [--host ${DEFAULT_HOST}] [--port ${DEFAULT_PORT}] [--models catalog.json] [--token T]
-                          [--max-connections N] [--max-agents N] [--max-queued-frames N] [--grace-ms N]
+                          [--storage-root DIR] [--max-connections N] [--max-agents N] [--max-queued-frames N] [--grace-ms N]
 
 Serves the session protocol (docs/PROTOCOL.md): one session per TCP connection, frames of a 4-byte
 little-endian length and UTF-8 JSON. Stops on SIGTERM or SIGINT: new requests get ServerShuttingDown
@@ -50,6 +50,9 @@ Options:
                             into the model cache (llama-dialog pull) before the first load
   --token <secret>          shared secret the client sends in Hello before anything else (default: the
                             ${TOKEN_VARIABLE} environment variable); never logged
+  --storage-root <dir>      folder string storage files (.txt, .json, .mm.json) are read from, for
+                            CreateStringStorage { path } and node storage params; clients cannot leave it
+                            (default: none, so no storage file can be read)
   --grace-ms <n>            on shutdown, how long running turns may take to finish (default ${DEFAULT_GRACE_MS})
 
 Limits (going over one is a typed error, see docs/PROTOCOL.md):
@@ -65,6 +68,7 @@ Limits (going over one is a typed error, see docs/PROTOCOL.md):
     port: { type: 'string' },
     models: { type: 'string' },
     token: { type: 'string' },
+    'storage-root': { type: 'string' },
     'grace-ms': { type: 'string' },
     'max-connections': { type: 'string' },
     'max-agents': { type: 'string' },
@@ -75,6 +79,7 @@ Limits (going over one is a typed error, see docs/PROTOCOL.md):
     port: z.coerce.number().int().min(0).max(65_535).default(DEFAULT_PORT),
     models: z.string().min(1).optional(),
     token: z.string().min(1).optional(),
+    'storage-root': z.string().min(1).optional(),
     'grace-ms': z.coerce.number().int().min(0).default(DEFAULT_GRACE_MS),
     'max-connections': z.coerce.number().int().min(1).default(serverLimitDefaults.maxConnections),
     'max-agents': z.coerce.number().int().min(1).default(serverLimitDefaults.maxAgentsPerSession),
@@ -92,7 +97,7 @@ Limits (going over one is a typed error, see docs/PROTOCOL.md):
       maxConnections: options['max-connections'],
       maxAgentsPerSession: options['max-agents'],
       maxQueuedFrames: options['max-queued-frames'],
-      session: { registry, models },
+      session: { registry, models, ...(options['storage-root'] === undefined ? {} : { storageRoot: resolve(options['storage-root']) }) },
       log: (line) => io.stderr(`${line}\n`),
     });
     const { address, port } = await server.listen();

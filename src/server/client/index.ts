@@ -6,7 +6,13 @@
 import { ClientConnection, type ConnectOptions } from './client-connection.js';
 import { RemoteSession } from './remote-session.js';
 
-export { RemoteSession, type RemoteDownloadResult, type RemoteModelStatus } from './remote-session.js';
+export {
+  RemoteSession,
+  type RemoteDownloadResult,
+  type RemoteModelStatus,
+  type RemoteStringStorage,
+  type RemoteStringStorageSpec,
+} from './remote-session.js';
 export { RemoteAgent } from './remote-agent.js';
 export { RemoteTurn } from './remote-turn.js';
 export type { ConnectOptions, ServerGreeting } from './client-connection.js';

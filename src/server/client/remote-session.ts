@@ -1,12 +1,23 @@
 import { LlamaDialogError } from '../../errors.js';
 import type { AgentOptions } from '../../agent/agent-options.js';
 import type { SessionOptions } from '../../agent/session.js';
-import type { WireLoadedModel } from '../protocol-messages.js';
+import type { WireLoadedModel, createStringStorageSchema } from '../protocol-messages.js';
+import type { z } from 'zod';
 import type { ClientConnection, ServerGreeting } from './client-connection.js';
 import { RemoteAgent } from './remote-agent.js';
 
 /** A model loaded in the server process, as ListModels reports it. */
 export type RemoteModelStatus = WireLoadedModel;
+
+/** What `createStringStorage` takes: the CreateStringStorage request without its type and requestId. */
+export type RemoteStringStorageSpec = Omit<z.input<typeof createStringStorageSchema>, 'type' | 'requestId'>;
+
+/** A string storage the server created: its name, kind and number of strings. */
+export interface RemoteStringStorage {
+  readonly name: string;
+  readonly kind: 'list' | 'map' | 'multimap';
+  readonly size: number;
+}
 
 /** What DownloadModel answered: the file's path on the server, its size and sha256, and whether it was fetched now. */
 export interface RemoteDownloadResult {
@@ -68,8 +79,12 @@ export class RemoteSession {
     return this.requireActive().locale;
   }
 
-  /** Creates the session (once). @throws LlamaDialogError SessionAlreadyExists; InvalidArgument. */
+  /** Creates the session (once). @throws LlamaDialogError SessionAlreadyExists; InvalidArgument (also for `storageRoot`: the server's). */
   async create(options: SessionOptions): Promise<this> {
+    if (options.storageRoot !== undefined) {
+      // Silently dropping it would read storages from another folder than the caller thinks.
+      throw new LlamaDialogError('InvalidArgument', 'storageRoot is chosen by the server (serve --storage-root), not by a remote session');
+    }
     const answer = await this.connection.request(
       options.locale === undefined
         ? { type: 'CreateSession', gameName: options.gameName }
@@ -148,6 +163,29 @@ export class RemoteSession {
   /** @throws LlamaDialogError SessionNotReady. */
   async unloadModel(name: string): Promise<void> {
     await this.connection.request({ type: 'UnloadModel', name });
+  }
+
+  /**
+   * Creates a named string storage on the server, as `session.createStringStorage` does in-process: exactly one of
+   * `strings`, `entries` (with kind 'map' or 'multimap') or `path` (relative to the server's storage root).
+   * @throws LlamaDialogError SessionNotReady; InvalidArgument; InvalidStorageName (7001); DuplicateStorageName (7002);
+   *   InvalidStorageData (7003); StorageNameShadowsFile (7004); StoragePathEscape (3009); StorageFileNotFound (3010);
+   *   StorageWrongKind (3011).
+   */
+  async createStringStorage(spec: RemoteStringStorageSpec): Promise<RemoteStringStorage> {
+    const answer = await this.connection.request({ ...spec, type: 'CreateStringStorage' });
+    if (answer.type !== 'StringStorageCreated') throw unexpected('StringStorageCreated', answer.type);
+    return { name: answer.name, kind: answer.kind, size: answer.size };
+  }
+
+  /**
+   * Drops the session's name for a storage; agents already using it keep it. Resolves false when there was none.
+   * @throws LlamaDialogError SessionNotReady.
+   */
+  async destroyStringStorage(name: string): Promise<boolean> {
+    const answer = await this.connection.request({ type: 'DestroyStringStorage', name });
+    if (answer.type !== 'StringStorageDestroyed') throw unexpected('StringStorageDestroyed', answer.type);
+    return answer.destroyed;
   }
 
   /** Models loaded in the server process. @throws LlamaDialogError SessionNotReady. */

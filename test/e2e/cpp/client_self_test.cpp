@@ -122,6 +122,21 @@ void test_messages() {
             json({{"type", "ImportDialog"}, {"agentId", "a"}, {"snapshot", {{"version", 1}}}}),
         "ImportDialog fields");
   check(ld::message::destroy_agent("a") == json({{"type", "DestroyAgent"}, {"agentId", "a"}}), "DestroyAgent fields");
+  check(ld::message::create_string_storage_list("barks", {"Hmm.", "Back to work."}) ==
+            json({{"type", "CreateStringStorage"}, {"name", "barks"}, {"kind", "list"}, {"strings", {"Hmm.", "Back to work."}}}),
+        "CreateStringStorage (list) fields");
+  check(ld::message::create_string_storage_entries("howTo", "map", {{"buy", "Quote a price."}, {"greet", "Nod."}}) ==
+            json({{"type", "CreateStringStorage"},
+                  {"name", "howTo"},
+                  {"kind", "map"},
+                  {"entries", json::array({{{"id", "buy"}, {"text", "Quote a price."}}, {{"id", "greet"}, {"text", "Nod."}}})}}),
+        "CreateStringStorage (entries) fields: " +
+            ld::message::create_string_storage_entries("howTo", "map", {{"buy", "Quote a price."}}).dump());
+  check(ld::message::create_string_storage_file("insults", "guard/insults.txt") ==
+            json({{"type", "CreateStringStorage"}, {"name", "insults"}, {"path", "guard/insults.txt"}}),
+        "CreateStringStorage (file) fields");
+  check(ld::message::destroy_string_storage("barks") == json({{"type", "DestroyStringStorage"}, {"name", "barks"}}),
+        "DestroyStringStorage fields");
 
   expect_error(5001, "MalformedMessage", [] { ld::message::serialize(ld::message::send_message("a", "caf\xe9")); },
                "a line that is not UTF-8 is refused before sending");

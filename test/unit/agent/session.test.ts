@@ -29,7 +29,7 @@ describe('session lifecycle', () => {
   it('refuses everything before create with SessionNotReady and a second create with SessionAlreadyExists', async () => {
     const session = new Session({ registry: new ModelRegistry({ loader: async () => Promise.reject(new Error('x')) }) });
     expect((await rejection(session.createAgent({ graph: echoGraph() }))).code).toBe(2002);
-    expect(thrown(() => session.createStringStorage('s', ['a'])).errorName).toBe('SessionNotReady');
+    expect(thrown(() => session.createStringStorage({ name: 's', strings: ['a'] })).errorName).toBe('SessionNotReady');
     expect((await rejection(session.loadModel('m'))).errorName).toBe('SessionNotReady');
     expect(thrown(() => session.getAgent('agent-1')).errorName).toBe('SessionNotReady');
     session.create({ gameName: 'forge' });
@@ -45,7 +45,7 @@ describe('session lifecycle', () => {
     const { session, models, registry } = createHarness(['onDemand', 'pinned'], {}, ['pinned']);
     const a = await session.createAgent({ graph: echoGraph(), defaultModel: 'onDemand' });
     const b = await session.createAgent({ graph: echoGraph(), defaultModel: 'pinned' });
-    session.createStringStorage('lore', ['The forge is hot.']);
+    session.createStringStorage({ name: 'lore', strings: ['The forge is hot.'] });
     const gate = deferred();
     models.get('onDemand')!.beforeToken = () => gate.promise;
     const turn = a.sendMessage('hello');
