@@ -89,7 +89,7 @@ export class ReferenceBert {
     });
     for (let layer = 0; layer < layers; layer++) hidden = this.encoderLayer(layer, hidden);
     const pooled = new Float64Array(d);
-    for (const row of hidden) for (let i = 0; i < d; i++) pooled[i] += row[i]! / n;
+    for (const row of hidden) for (let i = 0; i < d; i++) pooled[i] = pooled[i]! + row[i]! / n;
     const norm = Math.sqrt(pooled.reduce((sum, value) => sum + value * value, 0));
     return Float32Array.from(pooled, (value) => value / norm);
   }
@@ -115,7 +115,7 @@ export class ReferenceBert {
         const exps = scores.map((score) => Math.exp(score - max));
         const total = exps.reduce((sum, value) => sum + value, 0);
         exps.forEach((weight, key) => {
-          for (let i = 0; i < headSize; i++) out[base + i] += (weight / total) * v[key]![base + i]!;
+          for (let i = 0; i < headSize; i++) out[base + i] = out[base + i]! + (weight / total) * v[key]![base + i]!;
         });
       }
       return out;
