@@ -15,6 +15,7 @@ import { inferencePortFor, type HostedInferencePort } from '../host/inference-po
 import type { RuntimeSettings } from './runtime-settings.js';
 import { Turn } from './turn.js';
 import { NodeStorageBindings } from './node-storage-bindings.js';
+import { NodeKnowledgeBindings } from './node-knowledge-bindings.js';
 import { TurnRunner } from './turn-runner.js';
 
 /** Options of one `sendMessage` call. */
@@ -43,6 +44,8 @@ export interface AgentParts {
   random: () => number;
   /** The storages the graph's storage params name, already resolved (kept alive by the agent). */
   storages: NodeStorageBindings;
+  /** The knowledge bases the graph's knowledge params name, already resolved (kept alive by the agent). */
+  knowledge?: NodeKnowledgeBindings;
   onDestroyed: (agent: Agent) => void;
 }
 
@@ -66,6 +69,7 @@ export class Agent {
   private readonly profileDecode: boolean;
   private readonly onDestroyed: (agent: Agent) => void;
   private readonly storages: NodeStorageBindings;
+  private readonly knowledge: NodeKnowledgeBindings;
   private readonly currentParams = new Map<string, Readonly<Record<string, unknown>>>();
   /** Slots the graph's nodes write → the node that writes them: callers may not pass these (never overwritten silently). */
   private readonly graphSlots = new Map<string, string>();
@@ -96,6 +100,9 @@ export class Agent {
     this.profileDecode = parts.settings.profileDecode && parts.options.enableDiagnostics === true;
     this.onDestroyed = parts.onDestroyed;
     this.storages = parts.storages;
+    this.knowledge = parts.knowledge ?? new NodeKnowledgeBindings((name) => {
+      throw new LlamaDialogError('InvalidKnowledgeBaseName', `no knowledge base named ${JSON.stringify(name)}`);
+    });
     for (const node of parts.graph.nodes.values()) {
       this.currentParams.set(node.name, node.params);
       for (const slot of node.definition.writesSlots?.(node.params) ?? []) this.graphSlots.set(slot, node.name);
@@ -167,6 +174,7 @@ export class Agent {
         inferenceFor: (nodeName, signal) => this.inferenceFor(nodeName, signal),
         random: this.random,
         storage: (nodeName, param) => this.storages.get(nodeName, param),
+        knowledgeBase: (nodeName, param) => this.knowledge.get(nodeName, param),
       },
       turn,
       { ...slots },
@@ -261,6 +269,7 @@ export class Agent {
     }
     const problem = definition.check?.(parsed.data, { modelReference: node.modelReference });
     if (problem) throw new LlamaDialogError('InvalidParamValue', `node "${nodeName}": ${problem}`);
+    this.knowledge.checkParams(node, parsed.data);
     const storageSpec = NodeStorageBindings.specOf(node, param);
     // Resolved before anything changes, so a missing or wrong-kind storage leaves the node as it was.
     const storage = storageSpec ? this.storages.prepare(node, storageSpec, parsed.data[param]) : undefined;

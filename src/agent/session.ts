@@ -28,6 +28,10 @@ import type { StringStorage } from '../knowledge/string-storage.js';
 import { StringStorageRegistry } from '../knowledge/string-storage-registry.js';
 import type { StringStorageSpec } from '../knowledge/string-storage-spec.js';
 import { NodeStorageBindings } from './node-storage-bindings.js';
+import { NodeKnowledgeBindings } from './node-knowledge-bindings.js';
+import { SessionEmbedders } from './session-embedders.js';
+import type { KnowledgeBase } from '../knowledge/knowledge-base.js';
+import { KnowledgeBaseRegistry, type KnowledgeBaseCreateOptions, type KnowledgeBaseSpec } from '../knowledge/knowledge-base-registry.js';
 
 const sessionOptionsSchema = z.strictObject({
   gameName: z.string().min(1).max(256),
@@ -94,6 +98,8 @@ export class Session {
   private readonly agents = new Map<string, Agent>();
   private readonly hostStorageRoot: string | undefined;
   private storages = new StringStorageRegistry(undefined);
+  private readonly embedders: SessionEmbedders;
+  private knowledgeBases: KnowledgeBaseRegistry;
   private readonly modelHolds = new Map<string, ModelLease>();
   private agentCounter = 0;
 
@@ -102,6 +108,8 @@ export class Session {
     this.registry =
       host.registry ?? (host.loadModel ? new ModelRegistry({ loader: host.loadModel }) : defaultModelRegistry());
     for (const [name, entry] of Object.entries(host.models ?? {})) this.registry.define(name, entry);
+    this.embedders = new SessionEmbedders(this.registry);
+    this.knowledgeBases = new KnowledgeBaseRegistry(undefined, (name) => this.embedders.get(name));
     this.settings = {
       toolCallPauseTimeoutMs: host.toolCallPauseTimeoutMs ?? defaultRuntimeSettings.toolCallPauseTimeoutMs,
       maxInputLength: host.maxInputLength ?? defaultRuntimeSettings.maxInputLength,
@@ -152,6 +160,7 @@ export class Session {
     }
     this.sessionOptions = parsed.data;
     this.storages = new StringStorageRegistry(parsed.data.storageRoot ?? this.hostStorageRoot);
+    this.knowledgeBases = new KnowledgeBaseRegistry(parsed.data.storageRoot ?? this.hostStorageRoot, (name) => this.embedders.get(name));
     this.phase = 'Active';
     return this;
   }
@@ -186,6 +195,18 @@ export class Session {
       return this.storages.resolveReference(reference);
     });
     storages.bindGraph(graph);
+    const knowledge = new NodeKnowledgeBindings((name) => {
+      const base = this.knowledgeBases.get(name);
+      if (!base) {
+        const known = this.knowledgeBases.list().map((item) => item.name);
+        throw new LlamaDialogError(
+          'GraphCompilationFailed',
+          `graph compilation failed: no knowledge base named ${JSON.stringify(name)} in this session (${known.length > 0 ? `known: ${known.join(', ')}` : 'none yet: session.createKnowledgeBase first'})`,
+        );
+      }
+      return base;
+    });
+    knowledge.bindGraph(graph);
     const variables = new AgentVariables(resolved.variables);
     const leases = new Map<string, ModelLease>();
     const nodeCaches = new Map<string, NodeCache>();
@@ -221,6 +242,7 @@ export class Session {
         dialog,
         random: this.random,
         storages,
+        knowledge,
         onDestroyed: (destroyed) => this.agents.delete(destroyed.id),
       });
       if (resolved.kvCacheInitialization !== 'DeferAllocation') {
@@ -354,6 +376,54 @@ export class Session {
   }
 
   /**
+   * Creates a named knowledge base: records embedded once by a catalog embedding model, searched by Retrieve and
+   * ClassifyIntent nodes through their `store` param. Exactly one source: `{ name, configPath }` (a config JSON under
+   * the storage root naming its embedding model, records file and index file), `{ name, records, fields?,
+   * embeddingModel }` or `{ name, strings, embeddingModel }` (in memory). `onProgress` reports the embedding.
+   * @throws LlamaDialogError SessionNotReady; InvalidKnowledgeBaseName (8001); DuplicateKnowledgeBaseName (8002);
+   *   InvalidKnowledgeBase (8003); StoragePathEscape (3009); StorageFileNotFound (3010); ModelLoadFailed; Aborted.
+   */
+  async createKnowledgeBase(spec: KnowledgeBaseSpec, options: KnowledgeBaseCreateOptions = {}): Promise<KnowledgeBase> {
+    this.requireActive();
+    const base = await this.knowledgeBases.create(spec, options);
+    if (this.phase !== 'Active') {
+      this.knowledgeBases.destroy(base.name);
+      throw new LlamaDialogError('SessionNotReady', 'the session closed while the knowledge base was being built');
+    }
+    return base;
+  }
+
+  /** @throws LlamaDialogError SessionNotReady; InvalidKnowledgeBaseName (8001) for a name this session does not have. */
+  getKnowledgeBase(name: string): KnowledgeBase {
+    this.requireActive();
+    const base = this.knowledgeBases.get(name);
+    if (!base) throw new LlamaDialogError('InvalidKnowledgeBaseName', `no knowledge base named ${JSON.stringify(String(name))} in this session`);
+    return base;
+  }
+
+  /** @throws LlamaDialogError SessionNotReady. */
+  listKnowledgeBases(): KnowledgeBase[] {
+    this.requireActive();
+    return this.knowledgeBases.list();
+  }
+
+  /**
+   * Drops the session's name for a knowledge base; agents whose nodes already use it keep it for their life. Returns
+   * false when there was none of that name.
+   * @throws LlamaDialogError SessionNotReady.
+   */
+  destroyKnowledgeBase(name: string): boolean {
+    this.requireActive();
+    return this.knowledgeBases.destroy(name);
+  }
+
+  /** Catalog names of the embedding models (`purpose: 'embedding'`). @throws LlamaDialogError SessionNotReady. */
+  listEmbeddingModels(): string[] {
+    this.requireActive();
+    return this.embedders.catalogNames();
+  }
+
+  /**
    * Cancels every running turn, destroys every agent, drops storages and this session's model holds. Idempotent;
    * afterwards every call fails with SessionNotReady.
    */
@@ -364,6 +434,8 @@ export class Session {
     this.agents.clear();
     await Promise.all(agents.map((agent) => agent.destroy()));
     this.storages.clear();
+    this.knowledgeBases.clear();
+    await this.embedders.close();
     const holds = [...this.modelHolds.values()];
     this.modelHolds.clear();
     await Promise.all(holds.map((lease) => lease.release()));

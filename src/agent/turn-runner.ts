@@ -13,6 +13,7 @@ import type { Interaction } from '../dialog/interaction.js';
 import type { HostedInferencePort } from '../host/inference-port.js';
 import type { Turn } from './turn.js';
 import type { StringStorage } from '../knowledge/string-storage.js';
+import type { KnowledgeBase } from '../knowledge/knowledge-base.js';
 import type { TurnCompleteEvent, TurnEvent, TurnStatus } from './turn-events.js';
 
 /** What a turn runs on: the agent's graph, dialog and variables, and the way to its node caches. */
@@ -30,6 +31,8 @@ export interface TurnRunnerParts {
   readonly random: () => number;
   /** The storage a node's storage param is bound to (NodeStorageBindings). */
   storage(nodeName: string, param: string): StringStorage | undefined;
+  /** The knowledge base a node's knowledge param is bound to (NodeKnowledgeBindings). */
+  knowledgeBase(nodeName: string, param: string): KnowledgeBase | undefined;
 }
 
 /** How the runner tells the agent's state machine where the turn is. */
@@ -54,6 +57,8 @@ export class TurnRunner {
   private latestNode = '';
   private finalEmitted = false;
   private tokensGenerated = 0;
+  /** Query embeddings of this turn, by embedding model and text (shared by the turn's Retrieve / ClassifyIntent nodes). */
+  private readonly queryEmbeddings = new Map<string, Promise<Float32Array>>();
 
   constructor(
     private readonly parts: TurnRunnerParts,
@@ -222,8 +227,22 @@ export class TurnRunner {
         this.tokensGenerated += count;
       },
       storage: (param) => this.parts.storage(nodeName, param),
+      knowledgeBase: (param) => this.parts.knowledgeBase(nodeName, param),
+      embedQuery: (base, text) => this.embedQuery(base, text, signal),
       random: this.parts.random,
     };
+  }
+
+  private embedQuery(base: KnowledgeBase, text: string, signal: AbortSignal): Promise<Float32Array> {
+    const key = `${base.embedder.id}\u0000${text}`;
+    let vector = this.queryEmbeddings.get(key);
+    if (!vector) {
+      vector = base.embedQuery(text, signal);
+      // A failed embedding is not remembered: a later node may try again.
+      vector.catch(() => this.queryEmbeddings.delete(key));
+      this.queryEmbeddings.set(key, vector);
+    }
+    return vector;
   }
 
   /** True once the turn has something to answer with (a reply recorded or text streamed). */

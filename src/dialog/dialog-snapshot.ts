@@ -44,6 +44,7 @@ const knowledgeSchema = z.strictObject({
   source: name.nullable().default(null),
   score: z.number().finite().nullable().default(null),
   node: name.nullable().default(null),
+  id: name.nullable().default(null),
 });
 
 const instructionSchema = z.strictObject({

@@ -233,12 +233,18 @@ export class Dialog {
   }
 
   /** Attaches a knowledge chunk to the current turn. @throws `InputTooLong` */
-  addKnowledge(item: { text: string; source?: string | null; score?: number | null; node?: string | null }): void {
+  addKnowledge(item: { text: string; source?: string | null; score?: number | null; node?: string | null; id?: string | null }): void {
     const turn = this.requireCurrent();
     this.checkItemRoom(turn);
     checkInputObject(item, 'knowledge');
     this.checkItemText('knowledge', item.text);
-    const knowledge: KnowledgeItem = { text: item.text, source: item.source ?? null, score: item.score ?? null, node: item.node ?? null };
+    const knowledge: KnowledgeItem = {
+      text: item.text,
+      source: item.source ?? null,
+      score: item.score ?? null,
+      node: item.node ?? null,
+      id: item.id ?? null,
+    };
     checkRecord(dialogItemSchemas.knowledge, knowledge, 'knowledge');
     turn.knowledge.push(knowledge);
     this.touch(false);

@@ -55,8 +55,11 @@ export interface ToolCallRecord {
 export interface KnowledgeItem {
   text: string;
   source: string | null;
+  /** For a Retrieve hit: its cosine distance (0 = same direction). */
   score: number | null;
   node: string | null;
+  /** The knowledge base record it came from (Retrieve), else null. */
+  id: string | null;
 }
 
 /** A named instruction attached to a turn (Instruction node). Only frames the turn it belongs to. */

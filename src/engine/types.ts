@@ -2,6 +2,8 @@
  * Shapes of the engine layer (Model / Context), shared by the prompt, graph, host and agent layers.
  * The classes in src/engine implement them over the native addon; pure-logic tests may fake them.
  */
+import type { EmbeddingContext } from './embedding-context.js';
+import type { CreateEmbeddingContextOptions } from './model.js';
 import { NATIVE_KV_CACHE_TYPES, type NativeStepProfile } from '../native/binding.js';
 
 /** KV cache element types a context may use (the one list; option schemas derive their enums from it). */
@@ -267,5 +269,7 @@ export interface RuntimeModel extends Tokenizer {
    * (`jsonSchemaToGrammar` of the engine); a fake model supplies its own so runtime tests need no addon.
    */
   jsonSchemaToGrammar?(schema: object): string;
+  /** An embedding context (the engine's Model has one; fakes may not). */
+  createEmbeddingContext?(options: CreateEmbeddingContextOptions): Promise<EmbeddingContext>;
   dispose(): Promise<void>;
 }

@@ -2,6 +2,8 @@ import type { NodeDefinition } from './node-definition.js';
 import { cannedResponseNode } from './nodes/canned-response-node.js';
 import { classifyAttributesNode } from './nodes/classify-attributes-node.js';
 import { classifyIntentNode } from './nodes/classify-intent-node.js';
+import { classifyIntentEmbeddingNode } from './nodes/classify-intent-embedding-node.js';
+import { retrieveNode } from './nodes/retrieve-node.js';
 import { generateNode } from './nodes/generate-node.js';
 import { guardrailNode } from './nodes/guardrail-node.js';
 import { instructionNode } from './nodes/instruction-node.js';
@@ -11,7 +13,7 @@ import { summarizeNode } from './nodes/summarize-node.js';
 import { toolCallNode } from './nodes/tool-call-node.js';
 
 /**
- * Every node type a graph may use, by type name. A new node type (Retrieve, GenerateAndSpeak, Speak) is one file
+ * Every node type a graph may use, by type name. A new node type (GenerateAndSpeak, Speak, ...) is one file
  * under nodes/ exporting a NodeDefinition, added to this list.
  */
 export const nodeCatalog: ReadonlyMap<string, NodeDefinition> = new Map(
@@ -22,6 +24,8 @@ export const nodeCatalog: ReadonlyMap<string, NodeDefinition> = new Map(
     instructionNode,
     intentToInstructionNode,
     classifyIntentNode,
+    classifyIntentEmbeddingNode,
+    retrieveNode,
     classifyAttributesNode,
     pauseNode,
     cannedResponseNode,

@@ -1,3 +1,4 @@
+import type { KnowledgeBase } from '../knowledge/knowledge-base.js';
 import type { z } from 'zod';
 import type { CompiledNode } from './compiled-graph.js';
 import type { VariableStore } from './variable-store.js';
@@ -53,6 +54,17 @@ export interface StorageParam {
 }
 
 /**
+ * A param that names a knowledge base (Retrieve's and ClassifyIntent's `store`). The agent resolves it from the
+ * session at creation (it is structural) and holds the base for the agent's life; `check` runs then and on every
+ * changeParam of the node (e.g. the filter compiles against the base's field schema).
+ */
+export interface KnowledgeParam {
+  readonly param: string;
+  /** The problem with `params` for this base, or undefined. */
+  check?(base: KnowledgeBase, params: Readonly<Record<string, unknown>>): string | undefined;
+}
+
+/**
  * Everything the runtime knows about one node type. Adding a node type (Retrieve, Speak, ...) means writing one
  * file that exports one of these and listing it in the node catalog.
  */
@@ -89,6 +101,8 @@ export interface NodeDefinition<P extends Record<string, unknown> = Record<strin
   writesSlots?(params: P): readonly string[];
   /** Params that name string storages (resolved by the agent, see StorageParam). */
   readonly storageParams?: readonly StorageParam[];
+  /** Params that name knowledge bases (resolved by the agent, see KnowledgeParam). */
+  readonly knowledgeParams?: readonly KnowledgeParam[];
   /** Creates the node's per-agent instance (called once per agent). */
   create(node: CompiledNode): GraphNode;
 }

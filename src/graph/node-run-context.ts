@@ -11,6 +11,7 @@ import type { ToolCallEvent } from './node-events.js';
 import type { NodeStepDiagnostics } from './node-step-diagnostics.js';
 import type { VariableStore } from './variable-store.js';
 import type { StringStorage } from '../knowledge/string-storage.js';
+import type { KnowledgeBase } from '../knowledge/knowledge-base.js';
 
 /** How a pause ended (cancellation is thrown as an Aborted error instead). */
 export type PauseOutcome = { kind: 'resumed'; payload: unknown } | { kind: 'timedOut' };
@@ -65,6 +66,13 @@ export interface NodeRunContext {
    * changeParam); undefined when the param is not set.
    */
   storage(param: string): StringStorage | undefined;
+  /** The knowledge base a knowledge param of this node names (resolved at agent creation); undefined when unset. */
+  knowledgeBase(param: string): KnowledgeBase | undefined;
+  /**
+   * The embedding of `text` by `base`'s model, computed once per turn: every Retrieve or ClassifyIntent node of the
+   * turn that embeds the same text with the same model shares one call.
+   */
+  embedQuery(base: KnowledgeBase, text: string): Promise<Float32Array>;
   /** Uniform in [0, 1); injectable for tests. */
   random(): number;
 }

@@ -40,8 +40,18 @@ export const DEFAULT_SHARED_SEQUENCES = 16;
  */
 export const DEFAULT_MIN_SHARED_PREFIX = 32;
 
+export type ModelPurpose = 'generation' | 'embedding';
+export const MODEL_PURPOSES = ['generation', 'embedding'] as const;
+
 /** One model the registry knows by name: a file on disk (`path`), or one to download (`url`). */
 export interface ModelCatalogEntry {
+  /**
+   * What the model is for: `generation` (default: graph nodes run it) or `embedding` (knowledge bases and
+   * ClassifyIntent embed with it; `createKnowledgeBase` names it by its catalog name).
+   */
+  purpose?: ModelPurpose;
+  /** Embedding models: the pooling ('model' = what the GGUF declares; a text-generation model needs 'mean' or 'last'). */
+  pooling?: 'model' | 'mean' | 'cls' | 'last';
   /**
    * GGUF file on disk. With `url`: where the download goes (default: the URL's file name in the model cache,
    * modelCacheDir()). Required without `url`.
@@ -228,6 +238,16 @@ export class ModelRegistry {
   /** The catalog entry a reference means: a catalog name, else the reference taken as a file path. */
   resolve(reference: string): ResolvedCatalogEntry {
     return this.catalog.get(reference) ?? { path: reference };
+  }
+
+  /** The catalog: every name with its entry (path decided). */
+  catalogEntries(): { name: string; entry: Readonly<ModelCatalogEntry> & { path: string } }[] {
+    return [...this.catalog].map(([name, entry]) => ({ name, entry }));
+  }
+
+  /** True when the catalog has this name. */
+  hasCatalogName(name: string): boolean {
+    return this.catalog.has(name);
   }
 
   /**
@@ -540,6 +560,12 @@ function checkHostingFields(name: string, entry: ModelCatalogEntry): void {
   }
   if (entry.contexts !== undefined && !CONTEXT_POLICIES.includes(entry.contexts)) {
     throw new LlamaDialogError('InvalidArgument', `model "${name}": contexts must be 'auto', 'own' or 'shared', got ${String(entry.contexts)}`);
+  }
+  if (entry.purpose !== undefined && !MODEL_PURPOSES.includes(entry.purpose)) {
+    throw new LlamaDialogError('InvalidArgument', `model "${name}": purpose must be 'generation' or 'embedding', got ${String(entry.purpose)}`);
+  }
+  if (entry.pooling !== undefined && !['model', 'mean', 'cls', 'last'].includes(entry.pooling)) {
+    throw new LlamaDialogError('InvalidArgument', `model "${name}": pooling must be 'model', 'mean', 'cls' or 'last', got ${String(entry.pooling)}`);
   }
   if (entry.kvReservation !== undefined && !KV_RESERVATIONS.includes(entry.kvReservation)) {
     throw new LlamaDialogError('InvalidArgument', `model "${name}": kvReservation must be 'onDemand' or 'upFront', got ${String(entry.kvReservation)}`);

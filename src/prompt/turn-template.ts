@@ -1,5 +1,5 @@
 import Mustache from 'mustache';
-import type { Interaction } from '../dialog/interaction.js';
+import type { Interaction, KnowledgeItem } from '../dialog/interaction.js';
 import { LlamaDialogError } from '../errors.js';
 
 /** Where a node's rendered Template goes relative to the current user line, and as which role. */
@@ -17,27 +17,47 @@ export const DEFAULT_TEMPLATE_PLACEMENT: Readonly<TemplatePlacement> = Object.fr
  * top level (the names below win over a variable of the same name).
  * - `input`: the text this node answers (user line or its Input slot); `userLine`: the user's line.
  * - `slots`: the turn's input slots. `instructions`: name → text of this turn's instructions;
- *   `instructionList`: `[{ name, text }]`. `knowledge`: `[{ text, source, score }]`; `knowledgeText`: the texts
- *   joined by blank lines; `hasKnowledge`. `variables`: the agent variables.
+ *   `instructionList`: `[{ name, text }]`; `instruction_<name>`: the text (the reference's spelling).
+ * - Knowledge, in the reference's shapes: `knowledge` is one entry per source (a Retrieve node's label), in the order
+ *   they were attached, `{ name, has_chunks, chunks: [{ id, text, distance }] }`; `knowledge_<source>` is that
+ *   source's chunks. Beside them the flat forms: `knowledgeList` `[{ id, text, source, score }]`, `knowledgeText`
+ *   (the texts joined by blank lines) and `hasKnowledge`. `variables`: the agent variables.
  */
 export function buildTemplateView(
   turn: Readonly<Interaction>,
   input: string,
   variables: Readonly<Record<string, unknown>>,
+  knowledgeItems: readonly KnowledgeItem[] = turn.knowledge,
 ): Record<string, unknown> {
   const instructions: Record<string, string> = {};
-  for (const instruction of turn.instructions) instructions[instruction.name] = instruction.text;
+  const instructionKeys: Record<string, string> = {};
+  for (const instruction of turn.instructions) {
+    instructions[instruction.name] = instruction.text;
+    instructionKeys[`instruction_${instruction.name}`] = instruction.text;
+  }
+  const bySource = new Map<string, { id: string | null; text: string; distance: number | null }[]>();
+  for (const item of knowledgeItems) {
+    const source = item.source ?? 'knowledge';
+    let chunks = bySource.get(source);
+    if (!chunks) bySource.set(source, (chunks = []));
+    chunks.push({ id: item.id, text: item.text, distance: item.score });
+  }
+  const sourceKeys: Record<string, unknown> = {};
+  for (const [source, chunks] of bySource) sourceKeys[`knowledge_${source}`] = chunks;
   return {
     ...variables,
+    ...instructionKeys,
+    ...sourceKeys,
     variables,
     input,
     userLine: turn.userLine,
     slots: turn.slots,
     instructions,
     instructionList: turn.instructions.map((item) => ({ name: item.name, text: item.text })),
-    knowledge: turn.knowledge.map((item) => ({ text: item.text, source: item.source, score: item.score })),
-    knowledgeText: turn.knowledge.map((item) => item.text).join('\n\n'),
-    hasKnowledge: turn.knowledge.length > 0,
+    knowledge: [...bySource].map(([name, chunks]) => ({ name, has_chunks: chunks.length > 0, chunks })),
+    knowledgeList: knowledgeItems.map((item) => ({ id: item.id, text: item.text, source: item.source, score: item.score })),
+    knowledgeText: knowledgeItems.map((item) => item.text).join('\n\n'),
+    hasKnowledge: knowledgeItems.length > 0,
   };
 }
 

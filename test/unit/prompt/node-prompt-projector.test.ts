@@ -106,7 +106,7 @@ describe('NodePromptProjector', () => {
   });
 
   it('renders the node Template (Mustache, no HTML escaping) before or after the line, as system or user', () => {
-    const template = 'Mood: {{mood}} <{{slots.place}}> {{#knowledge}}[{{text}}]{{/knowledge}} {{instructions.tone}}';
+    const template = 'Mood: {{mood}} <{{slots.place}}> {{#knowledgeList}}[{{text}}]{{/knowledgeList}} {{instructions.tone}}';
     const dialog = new Dialog();
     dialog.beginTurn('Hi & bye', { slots: { place: 'forge' } });
     dialog.addKnowledge({ text: 'a & b' });
