@@ -16,6 +16,8 @@ export interface KnowledgeEmbedder {
   /** Tokens of `text` as embedded (for the record-length check and diagnostics). */
   countTokens(text: string): number;
   embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]>;
+  /** Embedding calls made so far, when the embedder counts them (diagnostics, tests). */
+  readonly calls?: number;
 }
 
 /** Bytes read from the start of the model file for its identity: the GGUF header (metadata, tensor list) lives there. */
@@ -53,5 +55,8 @@ export function embedderFromContext(context: EmbeddingContext): KnowledgeEmbedde
     maxTokens: context.maxTokens,
     countTokens: (text) => context.model.tokenize(text, { addSpecial: true }).length,
     embed: (texts, signal) => context.embed(texts, signal === undefined ? {} : { signal }),
+    get calls() {
+      return context.stats.calls;
+    },
   };
 }
