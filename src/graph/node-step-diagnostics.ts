@@ -32,6 +32,11 @@ export interface NodeInputDiagnostics {
   segmentCacheUsed: boolean;
   /** True when the chat template is not prefix-stable and whole prompts are rendered. */
   fallbackToWholePrompt: boolean;
+  /**
+   * The turn's knowledge in this node's template (projected prompts): chunks shown and their tokens, chunks left out
+   * because a kept template in the history shows them, chunks cut by maxKnowledgeTokens.
+   */
+  knowledge?: { shown: number; tokens: number; alreadyInHistory: number; dropped: { id: string | null; source: string | null; tokens: number }[] };
 }
 
 export interface NodeOutputDiagnostics {

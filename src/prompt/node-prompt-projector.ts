@@ -6,7 +6,7 @@ import { LlamaDialogError } from '../errors.js';
 import { resolvePromptBudget, type PromptBudget } from './budget.js';
 import type { ProjectedMessage, ToolDefinition } from './chat-message.js';
 import type { ChatTemplateRenderer } from './chat-template-renderer.js';
-import { ProjectionPlanner, joinPlans, type MessagePlan } from './projection-plan.js';
+import { ProjectionPlanner, joinPlans, type KnowledgeUse, type MessagePlan } from './projection-plan.js';
 import { renderingKey, resolveProjectionSettings, type ProjectionSettingsInput } from './projection-settings.js';
 import { PromptAssembler, type AssembledPrompt, type TemplateVerification } from './prompt-assembler.js';
 import { TokenCache } from './token-cache.js';
@@ -107,6 +107,8 @@ export interface ProjectionDiagnostics {
   /** Tokens shared with the previous projection + this node's reply (what the KV cache can reuse); null on the first. */
   reusablePrefixTokens: number | null;
   changes: ProjectionChanges;
+  /** What the turn's knowledge put into the template: chunks shown, their tokens, those left out and why. */
+  knowledge: KnowledgeUse;
   warnings: string[];
 }
 
@@ -238,7 +240,7 @@ export class NodePromptProjector {
 
     const system = this.planner.systemMessage(summary, settings);
     const systemPlan: MessagePlan = system === null ? { messages: [], turns: [] } : { messages: [system], turns: [null] };
-    const currentTurn = this.planner.currentTurn(current, options.variables ?? {}, settings, warnings);
+    const currentTurn = this.planner.currentTurn(current, options.variables ?? {}, settings, warnings, dialog.interactions.slice(start, current.turn));
     const historyPlans: MessagePlan[] = [];
     for (let turn = start; turn < current.turn; turn++) historyPlans.push(this.planner.historyTurn(dialog.interactions[turn]!, settings));
 
@@ -345,6 +347,7 @@ export class NodePromptProjector {
         template: this.renderer.description,
         reusablePrefixTokens,
         changes,
+        knowledge: this.planner.knowledgeUse(),
         warnings: [...this.renderer.warnings, ...assembled.warnings, ...warnings],
       },
     };

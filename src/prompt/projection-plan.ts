@@ -1,5 +1,5 @@
 import type { LatestSummary } from '../dialog/dialog.js';
-import { isToolCallReplayed, type Interaction, type Reply, type ToolCallRecord } from '../dialog/interaction.js';
+import { isToolCallReplayed, type Interaction, type KnowledgeItem, type Reply, type ToolCallRecord } from '../dialog/interaction.js';
 import type { Tokenizer } from '../engine/types.js';
 import type { ChatRole, PromptMessage } from './chat-message.js';
 import type { ChatTemplateRenderer } from './chat-template-renderer.js';
@@ -7,6 +7,18 @@ import type { ProjectionSettings } from './projection-settings.js';
 import type { PromptAssembler } from './prompt-assembler.js';
 import { formatSummaryForSystem } from './summary-label.js';
 import { buildTemplateView, renderTurnTemplate } from './turn-template.js';
+
+/** What a turn's knowledge contributed to a node's template (diagnostics). */
+export interface KnowledgeUse {
+  /** Chunks rendered. */
+  shown: number;
+  /** Tokens of their texts (the model's tokenizer, without template markup). */
+  tokens: number;
+  /** Chunks left out because a kept template still in the history shows them (placement.keep 'history'). */
+  alreadyInHistory: number;
+  /** Chunks cut by maxKnowledgeTokens: the first that did not fit and every one ranked after it. */
+  dropped: { id: string | null; source: string | null; tokens: number }[];
+}
 
 /** Messages of part of a prompt, with the dialog turn each belongs to (null: the system message). */
 export interface MessagePlan {
@@ -51,6 +63,9 @@ export class ProjectionPlanner {
   /** Replies found with ids outside the vocabulary (e.g. a corrupt save game): re-tokenized, warned about once. */
   private readonly foreignIds = new WeakSet<Reply>();
   private pendingWarnings: string[] = [];
+  /** Templates kept with their turns (placement.keep 'history'): the messages as sent, and the knowledge they showed. */
+  private readonly keptFramings = new WeakMap<Readonly<Interaction>, { messages: PromptMessage[]; shown: ReadonlySet<string> }>();
+  private lastKnowledge: KnowledgeUse = { shown: 0, tokens: 0, alreadyInHistory: 0, dropped: [] };
 
   constructor(private readonly options: ProjectionPlannerOptions) {}
 
@@ -66,6 +81,7 @@ export class ProjectionPlanner {
     variables: Readonly<Record<string, unknown>>,
     settings: ProjectionSettings,
     warnings: string[],
+    history: readonly Readonly<Interaction>[] = [],
   ): MessagePlan {
     let input = turn.userLine;
     if (settings.input !== null) {
@@ -78,18 +94,12 @@ export class ProjectionPlanner {
       plan.messages.push(message);
       plan.turns.push(turn.turn);
     };
-    const framing = settings.template === null ? '' : renderTurnTemplate(settings.template, buildTemplateView(turn, input, variables));
-    const { position, role } = settings.placement;
-    if (framing.trim() === '') {
-      push({ role: 'user', content: input });
-    } else if (role === 'user') {
-      push({ role: 'user', content: position === 'before' ? `${framing}\n\n${input}` : `${input}\n\n${framing}` });
-    } else {
-      const framingRole: ChatRole = this.options.renderer.capabilities.midConversationSystem ? 'system' : 'user';
-      if (position === 'before') push({ role: framingRole, content: framing });
-      push({ role: 'user', content: input });
-      if (position === 'after') push({ role: framingRole, content: framing });
-    }
+    const knowledge = this.knowledgeToShow(turn, settings, history);
+    this.lastKnowledge = knowledge.use;
+    const framing = settings.template === null ? '' : renderTurnTemplate(settings.template, buildTemplateView(turn, input, variables, knowledge.items));
+    const framed = this.framedInput(input, framing, settings);
+    for (const message of framed) push(message);
+    if (settings.placement.keep === 'history') this.keptFramings.set(turn, { messages: framed, shown: knowledge.shownKeys });
     // Replies and complete tool pairs that earlier nodes of this turn produced. Hidden (`None`) replies count
     // here: they are hidden from later turns only, so a reasoning step feeds the nodes after it in its own turn.
     for (const message of this.turnItems(turn, settings, { includeHidden: true })) push(message);
@@ -97,8 +107,68 @@ export class ProjectionPlanner {
   }
 
   historyTurn(turn: Readonly<Interaction>, settings: ProjectionSettings): MessagePlan {
-    const messages: PromptMessage[] = [{ role: 'user', content: turn.userLine }, ...this.turnItems(turn, settings)];
+    // A kept template is replayed exactly as it was sent (placement.keep 'history'), so the prompt stays a prefix of
+    // the next one. A turn this planner never framed (a dialog imported from a save) shows its user line alone.
+    const kept = settings.placement.keep === 'history' ? this.keptFramings.get(turn) : undefined;
+    const opening: PromptMessage[] = kept ? kept.messages : [{ role: 'user', content: turn.userLine }];
+    const messages: PromptMessage[] = [...opening, ...this.turnItems(turn, settings)];
     return { messages, turns: messages.map(() => turn.turn) };
+  }
+
+  /** What the turn's knowledge put into its template, for the node's diagnostics (the latest current turn planned). */
+  knowledgeUse(): KnowledgeUse {
+    return this.lastKnowledge;
+  }
+
+  /** The user's line with the rendered template around or inside it, as the placement says. */
+  private framedInput(input: string, framing: string, settings: ProjectionSettings): PromptMessage[] {
+    const { position, role } = settings.placement;
+    if (framing.trim() === '') return [{ role: 'user', content: input }];
+    if (role === 'user') return [{ role: 'user', content: position === 'before' ? `${framing}\n\n${input}` : `${input}\n\n${framing}` }];
+    const framingRole: ChatRole = this.options.renderer.capabilities.midConversationSystem ? 'system' : 'user';
+    return position === 'before'
+      ? [{ role: framingRole, content: framing }, { role: 'user', content: input }]
+      : [{ role: 'user', content: input }, { role: framingRole, content: framing }];
+  }
+
+  /**
+   * The turn's knowledge the template sees: with placement.keep 'history', chunks a kept template of a turn still in
+   * the history already showed are left out (the model has them in its context); then, nearest first as attached,
+   * chunks until the first that would overflow maxKnowledgeTokens.
+   */
+  private knowledgeToShow(
+    turn: Readonly<Interaction>,
+    settings: ProjectionSettings,
+    history: readonly Readonly<Interaction>[],
+  ): { items: KnowledgeItem[]; shownKeys: Set<string>; use: KnowledgeUse } {
+    const alreadyShown = new Set<string>();
+    if (settings.placement.keep === 'history') {
+      for (const earlier of history) for (const key of this.keptFramings.get(earlier)?.shown ?? []) alreadyShown.add(key);
+    }
+    const use: KnowledgeUse = { shown: 0, tokens: 0, alreadyInHistory: 0, dropped: [] };
+    const items: KnowledgeItem[] = [];
+    const shownKeys = new Set<string>();
+    let full = false;
+    for (const item of turn.knowledge) {
+      const key = `${item.source ?? ''}\u0000${item.id ?? item.text}`;
+      if (alreadyShown.has(key)) {
+        use.alreadyInHistory++;
+        continue;
+      }
+      const tokens = this.options.tokenizer.tokenize(item.text).length;
+      // Ranked nearest first: once one chunk does not fit, it and every chunk after it are dropped (a shorter,
+      // lower-ranked chunk never takes the place of a nearer one).
+      if (full || (settings.maxKnowledgeTokens > 0 && use.tokens + tokens > settings.maxKnowledgeTokens)) {
+        full = true;
+        use.dropped.push({ id: item.id, source: item.source, tokens });
+        continue;
+      }
+      use.tokens += tokens;
+      use.shown++;
+      items.push(item);
+      shownKeys.add(key);
+    }
+    return { items, shownKeys, use };
   }
 
   /**

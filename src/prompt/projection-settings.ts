@@ -16,6 +16,8 @@ export interface ProjectionSettings {
   input: string | null;
   /** Tool results longer than this many tokens are clipped with a visible mark. */
   toolResultTokenLimit: number;
+  /** Most tokens the turn's knowledge texts may take in the template (0 = no cap); lower-ranked chunks go first. */
+  maxKnowledgeTokens: number;
 }
 
 /** What a caller may pass: '' and null mean none for template and input; unset fields take the defaults. */
@@ -25,6 +27,7 @@ export interface ProjectionSettingsInput {
   placement?: Partial<TemplatePlacement>;
   input?: string | null;
   toolResultTokenLimit?: number;
+  maxKnowledgeTokens?: number;
 }
 
 export const DEFAULT_TOOL_RESULT_TOKEN_LIMIT = 512;
@@ -41,12 +44,21 @@ export function resolveProjectionSettings(input: ProjectionSettingsInput = {}): 
     placement: checkPlacement({ ...DEFAULT_TEMPLATE_PLACEMENT, ...input.placement }),
     input: noneIfEmpty(input.input),
     toolResultTokenLimit: checkToolResultLimit(input.toolResultTokenLimit ?? DEFAULT_TOOL_RESULT_TOKEN_LIMIT),
+    maxKnowledgeTokens: checkKnowledgeCap(input.maxKnowledgeTokens ?? 0),
   };
 }
 
 /** Identity of every setting that shapes how turns are rendered, apart from the system prompt. */
 export function renderingKey(settings: ProjectionSettings): string {
-  return JSON.stringify([settings.template, settings.placement.position, settings.placement.role, settings.input, settings.toolResultTokenLimit]);
+  return JSON.stringify([
+    settings.template,
+    settings.placement.position,
+    settings.placement.role,
+    settings.placement.keep,
+    settings.input,
+    settings.toolResultTokenLimit,
+    settings.maxKnowledgeTokens,
+  ]);
 }
 
 /** A template or input slot name: absent and '' both mean none. */
@@ -61,7 +73,17 @@ function checkPlacement(placement: TemplatePlacement): TemplatePlacement {
   if (placement.role !== 'system' && placement.role !== 'user') {
     throw new LlamaDialogError('InvalidParamValue', `placement.role must be "system" or "user", got ${JSON.stringify(placement.role)}`);
   }
-  return { position: placement.position, role: placement.role };
+  if (placement.keep !== 'turn' && placement.keep !== 'history') {
+    throw new LlamaDialogError('InvalidParamValue', `placement.keep must be "turn" or "history", got ${JSON.stringify(placement.keep)}`);
+  }
+  return { position: placement.position, role: placement.role, keep: placement.keep };
+}
+
+function checkKnowledgeCap(cap: number): number {
+  if (!Number.isInteger(cap) || cap < 0) {
+    throw new LlamaDialogError('InvalidParamValue', `maxKnowledgeTokens must be a non-negative integer (0 = no cap), got ${cap}`);
+  }
+  return cap;
 }
 
 function checkToolResultLimit(limit: number): number {

@@ -8,9 +8,16 @@ export interface TemplatePlacement {
   position: 'before' | 'after';
   /** `system`: a message of its own; `user`: joined to the user's message with a blank line (default `system`). */
   role: 'system' | 'user';
+  /**
+   * How long the rendered template stays in the prompt. `turn` (default, the reference's rule): the current turn
+   * only, so on the next turn the prompt changes where it stood and the last user line and reply are decoded again.
+   * `history`: it stays with its turn, replayed exactly as it was sent, so every normal turn extends the cache; and
+   * knowledge already shown by a kept template still in the history is not repeated (docs/KNOWLEDGE.md, "The cache").
+   */
+  keep: 'turn' | 'history';
 }
 
-export const DEFAULT_TEMPLATE_PLACEMENT: Readonly<TemplatePlacement> = Object.freeze({ position: 'before', role: 'system' });
+export const DEFAULT_TEMPLATE_PLACEMENT: Readonly<TemplatePlacement> = Object.freeze({ position: 'before', role: 'system', keep: 'turn' });
 
 /**
  * The view a node Template is rendered with (Mustache, no HTML escaping). Agent variables are also spread at the

@@ -19,6 +19,7 @@ export function projectedPromptInput(projection: PromptProjection): NodeInputDia
     template: d.template,
     segmentCacheUsed: d.segmentCacheUsed,
     fallbackToWholePrompt: d.fallbackToWholePrompt,
+    knowledge: d.knowledge,
   };
 }
 

@@ -11,6 +11,7 @@ export interface ProjectedPromptParams {
   placement: TemplatePlacement;
   input: string | null;
   toolResultTokenLimit?: number;
+  maxKnowledgeTokens?: number;
 }
 
 /** This turn's projection settings, from the node's current params (their one source). */
@@ -21,6 +22,7 @@ export function projectionSettingsFrom(params: ProjectedPromptParams): Projectio
     placement: params.placement,
     input: params.input,
     ...(params.toolResultTokenLimit === undefined ? {} : { toolResultTokenLimit: params.toolResultTokenLimit }),
+    ...(params.maxKnowledgeTokens === undefined ? {} : { maxKnowledgeTokens: params.maxKnowledgeTokens }),
   };
 }
 

@@ -23,8 +23,10 @@ export const placementSchema = z
   .strictObject({
     position: z.enum(['before', 'after']).default('before'),
     role: z.enum(['system', 'user']).default('system'),
+    /** `turn`: the current turn only (the reference's rule); `history`: kept with its turn, prefix-stable. */
+    keep: z.enum(['turn', 'history']).default('turn'),
   })
-  .default({ position: 'before', role: 'system' });
+  .default({ position: 'before', role: 'system', keep: 'turn' });
 
 /** Params of every node that projects the dialog into its own prompt (Generate, ToolCall). */
 export const projectedPromptParamsShape = {
@@ -32,6 +34,8 @@ export const projectedPromptParamsShape = {
   /** Mustache template rendered with this turn's instructions, knowledge, slots and variables (no HTML escaping). */
   template: z.string().max(200_000).nullable().default(null),
   placement: placementSchema,
+  /** Most tokens the turn's knowledge texts may take in the template (0 = no cap); lower-ranked chunks are dropped first. */
+  maxKnowledgeTokens: z.number().int().min(0).max(1 << 20).default(0),
   /** Input slot this node answers instead of the user's line. */
   input: z.string().min(1).nullable().default(null),
 };

@@ -82,7 +82,7 @@ export function makeProjector(
   overrides: Partial<NodePromptProjectorOptions> & ProjectionSettingsInput = {},
   tokenizer: FakeTokenizer = new FakeTokenizer(),
 ): { projector: ProjectorWithSettings; tokenizer: FakeTokenizer } {
-  const { systemPrompt, template, placement, input, toolResultTokenLimit, ...structure } = overrides;
+  const { systemPrompt, template, placement, input, toolResultTokenLimit, maxKnowledgeTokens, ...structure } = overrides;
   const projector = new NodePromptProjector({
     node: 'answer',
     tokenizer,
@@ -98,6 +98,7 @@ export function makeProjector(
     placement,
     input,
     toolResultTokenLimit,
+    maxKnowledgeTokens,
   };
   return { projector: new ProjectorWithSettings(projector, settings), tokenizer };
 }

@@ -345,7 +345,7 @@ describe('NodePromptProjector', () => {
     expect(projectionMissCause(back.diagnostics)).toBe('templateChanged');
     // Bad values change nothing.
     expectError('InvalidParamValue', () => projector.setPlacement({ position: 'middle' as 'before' }));
-    expect(projector.placement).toEqual({ position: 'after', role: 'user' });
+    expect(projector.placement).toEqual({ position: 'after', role: 'user', keep: 'turn' });
     expectError('InvalidParamValue', () => projector.setToolResultTokenLimit(0));
     expect(projector.watermark).toBeGreaterThanOrEqual(watermark);
   });
