@@ -83,7 +83,7 @@ export class KnowledgeBaseRegistry {
       if (this.storageRoot === undefined) {
         throw new LlamaDialogError('StorageFileNotFound', `knowledge base "${name}": the session has no storage root to read ${JSON.stringify(spec.configPath)} from`);
       }
-      const configFile = new StorageRoot(this.storageRoot).resolve(spec.configPath);
+      const configFile = new StorageRoot(this.storageRoot).existingFile(spec.configPath);
       const config = await readKnowledgeBaseConfig(configFile);
       const records = await readKnowledgeRecordsFile(config.recordsFile, config.fields);
       return KnowledgeBase.open({

@@ -1,0 +1,178 @@
+// Knowledge bases over the wire, on the real engine: a server whose catalog has the real MiniLM (purpose
+// 'embedding') and SmolLM2. Through the TypeScript client: ListEmbeddingModels, CreateKnowledgeBase with its
+// KnowledgeBaseProgress events, a Retrieve → Generate agent whose diagnostics show the hit, a config-file base
+// reopened by a second connection with zero embeddings, DestroyKnowledgeBase, and the refusals with their codes.
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TurnDiagnostics } from '../../src/diag/turn-diagnostics.js';
+import { LlamaDialogError } from '../../src/errors.js';
+import { engineModelLoader } from '../../src/host/model-loader.js';
+import { ModelRegistry } from '../../src/host/model-registry.js';
+import { connect, type RemoteKnowledgeBaseProgress, type RemoteSession } from '../../src/server/client/index.js';
+import { createServer, type DialogServer } from '../../src/server/dialog-server.js';
+import { REAL_AGENT, nodeDiagnostics } from '../kits/real-models.js';
+import { realModelPath } from './real-model-kit.js';
+
+const LORE = [
+  { id: 'smithy-prices', text: 'Brann the blacksmith sells swords for twelve silver and axes for eight.', metadata: { place: 'market' } },
+  { id: 'curfew', text: 'The curfew bell rings at the ninth hour; after it the north gate stays shut until dawn.', metadata: { place: 'gate' } },
+  { id: 'ferry', text: 'The river ferry costs two copper coins and runs from dawn to dusk.', metadata: { place: 'harbour' } },
+  { id: 'wolves', text: 'Wolves have been seen near the old mill after dark.', metadata: { place: 'mill' } },
+  { id: 'temple', text: 'The temple of the Dawn Mother keeps silence from sunset until the first bell.', metadata: { place: 'temple' } },
+];
+const FIELDS = [{ name: 'place', type: 'string', default: 'town' }];
+
+const GRAPH = {
+  start: 'lookup',
+  nodes: [
+    { name: 'lookup', type: 'Retrieve', params: { store: 'lore', source: 'lore', topK: 2, threshold: 0.6 }, exits: { found: 'answer', notFound: 'answer' } },
+    {
+      name: 'answer',
+      type: 'Generate',
+      params: {
+        systemPrompt: 'You are Mira, the innkeeper of Harrowford. Answer in one short sentence.',
+        template: '{{#knowledge}}{{#has_chunks}}What you know ({{name}}):\n{{#chunks}}- {{text}}\n{{/chunks}}{{/has_chunks}}{{/knowledge}}',
+        contextSize: 1024,
+        maxTokens: 16,
+        temperature: 0,
+      },
+    },
+  ],
+};
+
+let server: DialogServer;
+let registry: ModelRegistry;
+let port: number;
+let root: string;
+let outside: string;
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), 'llama-dialog-wire-knowledge-'));
+  writeFileSync(join(root, 'lore.kb.json'), JSON.stringify(LORE));
+  outside = mkdtempSync(join(tmpdir(), 'llama-dialog-wire-knowledge-outside-'));
+  writeFileSync(join(outside, 'secret.json'), JSON.stringify({ version: 1, embeddingModel: 'minilm', recordsFile: 'lore.kb.json' }));
+  symlinkSync(join(outside, 'secret.json'), join(root, 'link.json'));
+  writeFileSync(join(root, 'lore.json'), JSON.stringify({ version: 1, embeddingModel: 'minilm', recordsFile: 'lore.kb.json', indexFile: 'lore.index', fields: FIELDS }));
+  registry = new ModelRegistry({
+    loader: engineModelLoader,
+    catalog: {
+      minilm: { path: await realModelPath('minilm'), purpose: 'embedding' },
+      smollm2: { path: await realModelPath('smollm2') },
+    },
+  });
+  server = createServer({ host: '127.0.0.1', port: 0, session: { registry, storageRoot: root }, log: () => {} });
+  ({ port } = await server.listen());
+});
+
+afterAll(async () => {
+  await server?.close();
+  await registry?.disposeAll();
+  if (root) rmSync(root, { recursive: true, force: true });
+  if (outside) rmSync(outside, { recursive: true, force: true });
+});
+
+async function session(): Promise<RemoteSession> {
+  return (await connect('127.0.0.1', port)).create({ gameName: 'Harrowford' });
+}
+
+async function refusalCode(promise: Promise<unknown>): Promise<number> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(LlamaDialogError);
+    return (error as LlamaDialogError).code;
+  }
+  throw new Error('expected a refusal');
+}
+
+function lookupResults(diagnostics: unknown): { exit: string | null | undefined; ids: string[]; distances: number[] } {
+  const lookup = nodeDiagnostics(diagnostics as TurnDiagnostics, 'lookup');
+  const results = (lookup.data?.results ?? []) as { id: string; distance: number }[];
+  return { exit: lookup.exit, ids: results.map((result) => result.id), distances: results.map((result) => result.distance) };
+}
+
+describe('knowledge bases over the protocol (real MiniLM + SmolLM2)', () => {
+  it('lists the catalog embedding models, creates a base with progress events, and a Retrieve → Generate agent finds the record', { timeout: 180_000 }, async () => {
+    const remote = await session();
+    expect(await remote.listEmbeddingModels()).toEqual(['minilm']);
+    const progress: RemoteKnowledgeBaseProgress[] = [];
+    const created = await remote.createKnowledgeBase(
+      { name: 'lore', records: LORE, fields: FIELDS, embeddingModel: 'minilm' },
+      { onProgress: (event) => progress.push(event) },
+    );
+    expect(created).toEqual({ name: 'lore', recordCount: LORE.length, dimensions: 384, indexKind: 'exact', embedded: LORE.length, reused: 0 });
+    expect(progress.at(-2)).toEqual({ phase: 'embedding', done: LORE.length, total: LORE.length });
+    expect(progress.at(-1)).toEqual({ phase: 'indexing', done: LORE.length, total: LORE.length });
+    expect(progress.filter((event) => event.phase === 'indexing')).toHaveLength(1);
+
+    const agent = await remote.createAgent({ ...REAL_AGENT, graph: GRAPH });
+    const complete = await agent.sendMessage('How much is a sword at the smithy?');
+    expect(complete.status).toBe('Success');
+    const hit = lookupResults(complete.diagnostics);
+    expect(hit.exit).toBe('found');
+    expect(hit.ids[0]).toBe('smithy-prices');
+    expect(hit.distances.every((distance) => distance <= 0.6)).toBe(true);
+    const prompt = nodeDiagnostics(complete.diagnostics as TurnDiagnostics, 'answer').input!.prompt;
+    expect(prompt.some((message) => message.content.includes(LORE[0]!.text))).toBe(true);
+
+    // Destroyed: the name is gone for new agents, the agent that holds the base keeps searching it.
+    expect(await remote.destroyKnowledgeBase('lore')).toBe(true);
+    expect(await remote.destroyKnowledgeBase('lore')).toBe(false);
+    expect(await refusalCode(remote.createAgent({ ...REAL_AGENT, graph: GRAPH }))).toBe(3003);
+    const again = await agent.sendMessage('When does the north gate close?');
+    expect(lookupResults(again.diagnostics).ids[0]).toBe('curfew');
+    await remote.close();
+  });
+
+  it('a config-file base under the storage root: built once, reopened by another connection with zero embeddings', { timeout: 180_000 }, async () => {
+    const first = await session();
+    const built = await first.createKnowledgeBase({ name: 'lore', configPath: 'lore.json' });
+    expect(built).toMatchObject({ name: 'lore', recordCount: LORE.length, dimensions: 384, embedded: LORE.length, reused: 0 });
+    await first.close();
+    const second = await session();
+    const progress: RemoteKnowledgeBaseProgress[] = [];
+    const reopened = await second.createKnowledgeBase({ name: 'lore', configPath: 'lore.json' }, { onProgress: (event) => progress.push(event) });
+    expect(reopened).toMatchObject({ name: 'lore', recordCount: LORE.length, embedded: 0, reused: LORE.length });
+    expect(progress.filter((event) => event.phase === 'embedding')).toEqual([]);
+    const agent = await second.createAgent({ ...REAL_AGENT, graph: GRAPH });
+    const complete = await agent.sendMessage('Is there a ferry across the river?');
+    expect(lookupResults(complete.diagnostics)).toMatchObject({ exit: 'found', ids: expect.arrayContaining(['ferry']) });
+    await second.close();
+  });
+
+  it('refusals keep their codes over the wire', { timeout: 120_000 }, async () => {
+    const remote = await session();
+    expect(await refusalCode(remote.createKnowledgeBase({ name: '.hidden', strings: ['a'], embeddingModel: 'minilm' }))).toBe(8001);
+    expect(await refusalCode(remote.createKnowledgeBase({ name: 'bad/name', strings: ['a'], embeddingModel: 'minilm' }))).toBe(8001);
+    expect(await remote.createKnowledgeBase({ name: 'barks', strings: ['Hmm.', 'Back to work.'], embeddingModel: 'minilm' })).toMatchObject({
+      name: 'barks',
+      recordCount: 2,
+      embedded: 2,
+    });
+    expect(await refusalCode(remote.createKnowledgeBase({ name: 'barks', strings: ['a'], embeddingModel: 'minilm' }))).toBe(8002);
+    // Not an embedding model of the catalog; no embedding model; two sources at once.
+    expect(await refusalCode(remote.createKnowledgeBase({ name: 'x', strings: ['a'], embeddingModel: 'smollm2' }))).toBe(8003);
+    expect(await refusalCode(remote.createKnowledgeBase({ name: 'x', strings: ['a'] }))).toBe(8003);
+    expect(await refusalCode(remote.createKnowledgeBase({ name: 'x', strings: ['a'], configPath: 'lore.json', embeddingModel: 'minilm' }))).toBe(8003);
+    expect(await refusalCode(remote.createKnowledgeBase({ name: 'x', records: [{ text: 'no id' }], embeddingModel: 'minilm' }))).toBe(8003);
+    expect(await refusalCode(remote.createKnowledgeBase({ name: 'x', configPath: '../outside.json' }))).toBe(3009);
+    expect(await refusalCode(remote.createKnowledgeBase({ name: 'x', configPath: '/etc/lore.json' }))).toBe(3009);
+    expect(await refusalCode(remote.createKnowledgeBase({ name: 'x', configPath: 'missing.json' }))).toBe(3010);
+    expect(await refusalCode(remote.createKnowledgeBase({ name: 'x', configPath: 'link.json' }))).toBe(3009);
+    // A field the wire does not know is the protocol's MalformedMessage.
+    expect(await refusalCode(remote.createKnowledgeBase({ name: 'x', strings: ['a'], embeddingModel: 'minilm', colour: 'red' } as never))).toBe(5001);
+    // The connection is still usable after every refusal.
+    expect(await remote.destroyKnowledgeBase('barks')).toBe(true);
+    expect(await remote.listEmbeddingModels()).toEqual(['minilm']);
+    await remote.close();
+  });
+
+  it('ListEmbeddingModels and knowledge requests need the session first', async () => {
+    const connection = await connect('127.0.0.1', port);
+    expect(await refusalCode(connection.listEmbeddingModels())).toBe(2002);
+    expect(await refusalCode(connection.destroyKnowledgeBase('lore'))).toBe(2002);
+    await connection.close();
+  });
+});
