@@ -12,6 +12,7 @@ import { engineModelLoader } from '../../src/host/model-loader.js';
 import { ModelRegistry } from '../../src/host/model-registry.js';
 import { connect, type RemoteKnowledgeBaseProgress, type RemoteSession } from '../../src/server/client/index.js';
 import { createServer, type DialogServer } from '../../src/server/dialog-server.js';
+import { ServeProcess } from '../helpers/serve-process.js';
 import { REAL_AGENT, nodeDiagnostics } from '../kits/real-models.js';
 import { realModelPath } from './real-model-kit.js';
 
@@ -142,6 +143,22 @@ describe('knowledge bases over the protocol (real MiniLM + SmolLM2)', () => {
     await second.close();
   });
 
+  it('progress rises to the total, about once per percent at most, the indexing report last', { timeout: 180_000 }, async () => {
+    const remote = await session();
+    const strings = Array.from({ length: 300 }, (_, i) => `Entry ${i} of the Harrowford town ledger: ${i % 7} barrels of ale.`);
+    const progress: RemoteKnowledgeBaseProgress[] = [];
+    const created = await remote.createKnowledgeBase({ name: 'ledger', strings, embeddingModel: 'minilm' }, { onProgress: (event) => progress.push(event) });
+    expect(created).toMatchObject({ recordCount: 300, embedded: 300, reused: 0 });
+    const embedding = progress.filter((event) => event.phase === 'embedding');
+    expect(embedding.length).toBeGreaterThan(1);
+    expect(embedding.length).toBeLessThanOrEqual(101);
+    expect(embedding.every((event) => event.total === 300)).toBe(true);
+    for (let i = 1; i < embedding.length; i++) expect(embedding[i]!.done).toBeGreaterThan(embedding[i - 1]!.done);
+    expect(embedding.at(-1)!.done).toBe(300);
+    expect(progress.at(-1)).toEqual({ phase: 'indexing', done: 300, total: 300 });
+    await remote.close();
+  });
+
   it('refusals keep their codes over the wire', { timeout: 120_000 }, async () => {
     const remote = await session();
     expect(await refusalCode(remote.createKnowledgeBase({ name: '.hidden', strings: ['a'], embeddingModel: 'minilm' }))).toBe(8001);
@@ -174,5 +191,30 @@ describe('knowledge bases over the protocol (real MiniLM + SmolLM2)', () => {
     expect(await refusalCode(connection.listEmbeddingModels())).toBe(2002);
     expect(await refusalCode(connection.destroyKnowledgeBase('lore'))).toBe(2002);
     await connection.close();
+  });
+});
+
+describe('llama-dialog serve with a catalog that declares an embedding model', () => {
+  it('lists it and builds a knowledge base with it', { timeout: 180_000 }, async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'llama-dialog-serve-embedding-'));
+    const catalogPath = join(folder, 'catalog.json');
+    writeFileSync(
+      catalogPath,
+      JSON.stringify({ minilm: { path: await realModelPath('minilm'), purpose: 'embedding', pooling: 'model' }, smollm2: { path: await realModelPath('smollm2') } }),
+    );
+    const serve = await ServeProcess.start({ catalogPath, graceMs: 1000 });
+    try {
+      const remote = await (await connect('127.0.0.1', serve.port)).create({ gameName: 'Harrowford' });
+      expect(await remote.listEmbeddingModels()).toEqual(['minilm']);
+      expect(await remote.createKnowledgeBase({ name: 'barks', strings: ['Hmm.', 'Back to work.'], embeddingModel: 'minilm' })).toMatchObject({
+        recordCount: 2,
+        dimensions: 384,
+        embedded: 2,
+      });
+      await remote.close();
+    } finally {
+      expect(await serve.stop()).toBe(0);
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
