@@ -275,7 +275,8 @@ export const knowledgeBaseProgressSchema = reply(
     done: z.int().min(0).describe('Records embedded so far.'),
     total: z.int().min(0).describe('Records that need embedding (those an index file already held are not counted).'),
   },
-  'Progress of a CreateKnowledgeBase (at most about one per percent); KnowledgeBaseCreated or ErrorResponse follows.',
+  'Progress of a CreateKnowledgeBase (at most about one per percent; none for a base reopened whole from its index file); ' +
+    'KnowledgeBaseCreated or ErrorResponse follows.',
 );
 export const knowledgeBaseCreatedSchema = reply(
   'KnowledgeBaseCreated',
