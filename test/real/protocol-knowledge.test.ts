@@ -6,12 +6,15 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Session } from '../../src/agent/session.js';
 import type { TurnDiagnostics } from '../../src/diag/turn-diagnostics.js';
 import { LlamaDialogError } from '../../src/errors.js';
 import { engineModelLoader } from '../../src/host/model-loader.js';
 import { ModelRegistry } from '../../src/host/model-registry.js';
 import { connect, type RemoteKnowledgeBaseProgress, type RemoteSession } from '../../src/server/client/index.js';
 import { createServer, type DialogServer } from '../../src/server/dialog-server.js';
+import type { ServerMessage } from '../../src/server/protocol-messages.js';
+import { SessionRequests } from '../../src/server/session-requests.js';
 import { ServeProcess } from '../helpers/serve-process.js';
 import { REAL_AGENT, nodeDiagnostics } from '../kits/real-models.js';
 import { realModelPath } from './real-model-kit.js';
@@ -215,6 +218,35 @@ describe('llama-dialog serve with a catalog that declares an embedding model', (
     } finally {
       expect(await serve.stop()).toBe(0);
       rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a connection that closes while its knowledge base embeds', () => {
+  it('stops the embedding at the next batch: the request ends Aborted after one progress report, the model is given back', { timeout: 180_000 }, async () => {
+    const own = new ModelRegistry({ loader: engineModelLoader, catalog: { minilm: { path: await realModelPath('minilm'), purpose: 'embedding' } } });
+    try {
+      const sent: ServerMessage[] = [];
+      let closing: Promise<void> | undefined;
+      const requests: SessionRequests = new SessionRequests(new Session({ registry: own }), 4, (message) => {
+        sent.push(message);
+        // What the connection does when its socket closes, here at the first progress report.
+        if (message.type === 'KnowledgeBaseProgress') closing ??= requests.close();
+      });
+      await requests.handle({ type: 'CreateSession', gameName: 'Harrowford' });
+      const strings = Array.from({ length: 300 }, (_, i) => `Entry ${i} of the Harrowford town ledger.`);
+      const outcome = await requests.handle({ type: 'CreateKnowledgeBase', requestId: 1, name: 'ledger', strings, embeddingModel: 'minilm' }).then(
+        () => 'created',
+        (error: LlamaDialogError) => error.errorName,
+      );
+      await closing;
+      expect(outcome).toBe('Aborted');
+      expect(sent.filter((message) => message.type !== 'SessionCreated')).toEqual([
+        { type: 'KnowledgeBaseProgress', requestId: 1, phase: 'embedding', done: 64, total: 300 },
+      ]);
+      expect(own.status().find((model) => model.name === 'minilm')?.users ?? 0).toBe(0);
+    } finally {
+      await own.disposeAll();
     }
   });
 });
