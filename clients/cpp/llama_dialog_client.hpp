@@ -124,6 +124,10 @@ constexpr int InvalidStorageName = 7001;
 constexpr int DuplicateStorageName = 7002;
 constexpr int InvalidStorageData = 7003;
 constexpr int StorageNameShadowsFile = 7004;
+// Knowledge bases (CreateKnowledgeBase).
+constexpr int InvalidKnowledgeBaseName = 8001;
+constexpr int DuplicateKnowledgeBaseName = 8002;
+constexpr int InvalidKnowledgeBase = 8003;
 }  // namespace error_code
 
 /// Codes of failures detected by this client (never sent by a server; negative so they cannot collide).
@@ -222,6 +226,15 @@ struct TurnComplete {
   json raw;
 
   bool succeeded() const { return status == "Success"; }
+};
+
+/// Progress of a CreateKnowledgeBase (about once per percent): records embedded so far of those that
+/// need it, then one "indexing" report before the answer.
+struct KnowledgeBaseProgress {
+  std::string phase;  ///< "embedding" or "indexing"
+  std::int64_t done = 0;
+  std::int64_t total = 0;
+  json raw;
 };
 
 /// What to call while a turn runs. Every member is optional. Exceptions thrown by a callback leave the
@@ -380,6 +393,35 @@ inline json create_string_storage_file(const std::string& name, const std::strin
 
 inline json destroy_string_storage(const std::string& name) { return {{"type", "DestroyStringStorage"}, {"name", name}}; }
 
+/// A knowledge base of plain texts (ids "0", "1", ...), embedded by a catalog embedding model
+/// (one of Client::list_embedding_models()). Kept in memory on the server.
+inline json create_knowledge_base_strings(const std::string& name, const std::vector<std::string>& strings,
+                                          const std::string& embedding_model) {
+  return {{"type", "CreateKnowledgeBase"}, {"name", name}, {"strings", strings}, {"embeddingModel", embedding_model}};
+}
+
+/// A knowledge base of records [{ "id", "text", "metadata"? }] whose metadata follows `fields`
+/// ([{ "name", "type", "default" | "optional", "filterable"? }]; null or [] for none).
+inline json create_knowledge_base_records(const std::string& name, const json& records, const json& fields,
+                                          const std::string& embedding_model) {
+  if (!records.is_array()) {
+    throw Error(error_code::MalformedMessage, "MalformedMessage", "CreateKnowledgeBase records must be a JSON array");
+  }
+  json m = {{"type", "CreateKnowledgeBase"}, {"name", name}, {"records", records}, {"embeddingModel", embedding_model}};
+  if (fields.is_array() && !fields.empty()) m["fields"] = fields;
+  return m;
+}
+
+/// A knowledge base from a config JSON relative to the server's storage root (it names the embedding
+/// model, the records file and an optional index file, so vectors persist between server runs).
+inline json create_knowledge_base_config(const std::string& name, const std::string& config_path) {
+  return {{"type", "CreateKnowledgeBase"}, {"name", name}, {"configPath", config_path}};
+}
+
+inline json destroy_knowledge_base(const std::string& name) { return {{"type", "DestroyKnowledgeBase"}, {"name", name}}; }
+
+inline json list_embedding_models() { return {{"type", "ListEmbeddingModels"}}; }
+
 /// The JSON text of a message. @throws Error MalformedMessage when a string is not valid UTF-8 (the
 /// protocol is UTF-8 only; convert from your engine's encoding first).
 inline std::string serialize(const json& m) {
@@ -434,6 +476,21 @@ inline json json_field(const json& m, const char* key) {
 inline bool is_turn_event(const std::string& type) {
   return type == "AnswerText" || type == "ToolCall" || type == "NodeEvent" || type == "Paused" ||
          type == "TurnComplete";
+}
+
+/// True for the messages the server sends about a request still in flight (they carry its requestId
+/// but are not its answer).
+inline bool is_progress_event(const std::string& type) {
+  return type == "DownloadProgress" || type == "KnowledgeBaseProgress";
+}
+
+inline KnowledgeBaseProgress knowledge_base_progress(const json& m) {
+  KnowledgeBaseProgress e;
+  e.phase = string_field(m, "phase");
+  e.done = int_field(m, "done");
+  e.total = int_field(m, "total");
+  e.raw = m;
+  return e;
 }
 
 inline AnswerText answer_text(const json& m) {
@@ -789,10 +846,46 @@ class Client {
     return destroyed.is_boolean() && destroyed.get<bool>();
   }
 
+  /// Creates a named knowledge base of the session; build `m` with message::create_knowledge_base_strings,
+  /// _records or _config. `on_progress` hears the embedding. Returns the KnowledgeBaseCreated answer
+  /// ({name, recordCount, dimensions, indexKind, embedded, reused}).
+  /// @throws Error InvalidKnowledgeBaseName (8001), DuplicateKnowledgeBaseName (8002), InvalidKnowledgeBase
+  /// (8003), StoragePathEscape (3009), StorageFileNotFound (3010), ModelLoadFailed (4005).
+  json create_knowledge_base(json m, const std::function<void(const KnowledgeBaseProgress&)>& on_progress = {}) {
+    return request(std::move(m), [&](const json& event) {
+      if (on_progress && events::string_field(event, "type") == "KnowledgeBaseProgress") {
+        on_progress(events::knowledge_base_progress(event));
+      }
+    });
+  }
+
+  /// Drops the session's name for a knowledge base (agents using it keep it). False when there was none.
+  bool destroy_knowledge_base(const std::string& name) {
+    json answer = request(message::destroy_knowledge_base(name));
+    const json destroyed = events::json_field(answer, "destroyed");
+    return destroyed.is_boolean() && destroyed.get<bool>();
+  }
+
+  /// Catalog names of the server's embedding models (`"purpose": "embedding"` in serve --models).
+  std::vector<std::string> list_embedding_models() {
+    json answer = request(message::list_embedding_models());
+    std::vector<std::string> names;
+    const json models = events::json_field(answer, "models");
+    if (models.is_array()) {
+      for (const auto& model : models) {
+        if (model.is_string()) names.push_back(model.get<std::string>());
+      }
+    }
+    return names;
+  }
+
   /// Sends any request (for messages without a method here: LoadModel, ListModels, ReleaseCache,
-  /// SeedHistory, ...) and returns the server's answer. `m` needs a "type"; the requestId is added.
-  /// Turn events that arrive meanwhile go to their callbacks. @throws Error on an ErrorResponse.
-  json request(json m) { return exchange(std::move(m), next_request_id_++); }
+  /// SeedHistory, DownloadModel, ...) and returns the server's answer. `m` needs a "type"; the requestId
+  /// is added. Turn events that arrive meanwhile go to their callbacks; progress events of this request
+  /// (DownloadProgress, KnowledgeBaseProgress) go to `on_progress`. @throws Error on an ErrorResponse.
+  json request(json m, const std::function<void(const json&)>& on_progress = {}) {
+    return exchange(std::move(m), next_request_id_++, on_progress);
+  }
 
  private:
   struct OpenTurn {
@@ -807,7 +900,7 @@ class Client {
     }
   }
 
-  json exchange(json m, std::int64_t request_id) {
+  json exchange(json m, std::int64_t request_id, const std::function<void(const json&)>& on_progress = {}) {
     require_connected();
     m["requestId"] = request_id;
     send_frame(framing::encode_frame(message::serialize(m)));
@@ -819,6 +912,10 @@ class Client {
         continue;
       }
       const bool answers_us = reply.contains("requestId") && reply["requestId"] == request_id;
+      if (events::is_progress_event(type)) {  // about our request (or a finished one), never its answer
+        if (answers_us && on_progress) on_progress(reply);
+        continue;
+      }
       if (answers_us) {
         if (type == "ErrorResponse") throw events::error_response(reply);
         return reply;

@@ -5,7 +5,7 @@
  *  - inline: `records` (or plain `strings`, ids "0", "1", …) with `fields` and `embeddingModel`; kept in memory only.
  * Destroying a name unpins it; agents whose nodes already hold the base keep it.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { LlamaDialogError } from '../errors.js';
 import { describeFirstIssue } from '../util/validation.js';
 import { KnowledgeBase, type KnowledgeBuildProgress } from './knowledge-base.js';
@@ -15,31 +15,9 @@ import { readKnowledgeRecordsFile } from './knowledge-records-file.js';
 import { MAX_STORAGE_NAME_LENGTH } from './storage-name.js';
 import { StorageRoot } from './storage-root.js';
 import type { VectorIndexOptions } from './vector-index.js';
+import { knowledgeBaseSpecSchema, type KnowledgeBaseSpec } from './knowledge-base-spec.js';
 
-export const knowledgeBaseSpecSchema = z
-  .strictObject({
-    name: z.string(),
-    /** A knowledge-base config JSON under the storage root. */
-    configPath: z.string().min(1).optional(),
-    records: z.array(z.unknown()).optional(),
-    strings: z.array(z.string()).optional(),
-    fields: z.array(z.unknown()).optional(),
-    /** Catalog name of the embedding model (`purpose: 'embedding'`); the config's wins for configPath. */
-    embeddingModel: z.string().min(1).optional(),
-    index: z
-      .strictObject({
-        kind: z.enum(['auto', 'exact', 'hnsw']).optional(),
-        connectivity: z.number().int().min(2).max(256).optional(),
-        expansionAdd: z.number().int().min(1).max(65_536).optional(),
-        expansionSearch: z.number().int().min(1).max(65_536).optional(),
-      })
-      .optional(),
-  })
-  .refine((spec) => [spec.configPath, spec.records, spec.strings].filter((source) => source !== undefined).length === 1, {
-    message: 'give exactly one of configPath, records or strings',
-  });
-
-export type KnowledgeBaseSpec = z.input<typeof knowledgeBaseSpecSchema>;
+export { knowledgeBaseSpecSchema, type KnowledgeBaseSpec } from './knowledge-base-spec.js';
 
 export interface KnowledgeBaseCreateOptions {
   onProgress?: (progress: KnowledgeBuildProgress) => void;
@@ -105,7 +83,7 @@ export class KnowledgeBaseRegistry {
       if (this.storageRoot === undefined) {
         throw new LlamaDialogError('StorageFileNotFound', `knowledge base "${name}": the session has no storage root to read ${JSON.stringify(spec.configPath)} from`);
       }
-      const configFile = new StorageRoot(this.storageRoot).resolve(spec.configPath);
+      const configFile = new StorageRoot(this.storageRoot).existingFile(spec.configPath);
       const config = await readKnowledgeBaseConfig(configFile);
       const records = await readKnowledgeRecordsFile(config.recordsFile, config.fields);
       return KnowledgeBase.open({

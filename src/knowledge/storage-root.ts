@@ -53,11 +53,11 @@ export class StorageRoot {
   }
 
   /**
-   * Reads a storage file whole.
-   * @throws LlamaDialogError StoragePathEscape (also for a symlink out of the root); StorageFileNotFound (3010);
-   *   InvalidStorageData (7003) for a file over {@link MAX_STORAGE_FILE_BYTES} or one that cannot be read.
+   * The real path of an existing file under the root (symlinks followed and checked).
+   * @throws LlamaDialogError StoragePathEscape (also for a symlink out of the root); StorageFileNotFound (3010) for
+   *   nothing there, or a folder.
    */
-  read(relativePath: string): Uint8Array {
+  existingFile(relativePath: string): string {
     const file = this.resolve(relativePath);
     let real: string;
     try {
@@ -74,6 +74,17 @@ export class StorageRoot {
     if (!isInside(realRoot, real)) escape(relativePath, 'is a link to a file outside the storage root');
     const stats = statSync(real);
     if (!stats.isFile()) throw new LlamaDialogError('StorageFileNotFound', `storage path ${JSON.stringify(relativePath)} is not a file`);
+    return real;
+  }
+
+  /**
+   * Reads a storage file whole.
+   * @throws LlamaDialogError StoragePathEscape (also for a symlink out of the root); StorageFileNotFound (3010);
+   *   InvalidStorageData (7003) for a file over {@link MAX_STORAGE_FILE_BYTES} or one that cannot be read.
+   */
+  read(relativePath: string): Uint8Array {
+    const real = this.existingFile(relativePath);
+    const stats = statSync(real);
     if (stats.size > MAX_STORAGE_FILE_BYTES) {
       throw new LlamaDialogError(
         'InvalidStorageData',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { agentOptionsSchema } from '../agent/agent-options.js';
+import { knowledgeBaseSpecSchema } from '../knowledge/knowledge-base-spec.js';
 
 /**
  * The session protocol's messages (SPEC §9), one zod schema per message type. These schemas are the contract:
@@ -147,6 +148,26 @@ export const destroyStringStorageSchema = request(
   "Drops the session's name for a string storage; agents already using it keep it. Answer: StringStorageDestroyed.",
 );
 
+export const createKnowledgeBaseSchema = request(
+  'CreateKnowledgeBase',
+  knowledgeBaseSpecSchema.shape,
+  'Creates a named knowledge base of the session from exactly one of configPath, records or strings, embedded by a catalog ' +
+    'embedding model. Answer: KnowledgeBaseProgress events with this requestId while it embeds, then KnowledgeBaseCreated; ' +
+    'errors 8001-8003, 3009, 3010.',
+);
+
+export const destroyKnowledgeBaseSchema = request(
+  'DestroyKnowledgeBase',
+  { name: z.string().max(128) },
+  "Drops the session's name for a knowledge base; agents already using it keep it. Answer: KnowledgeBaseDestroyed.",
+);
+
+export const listEmbeddingModelsSchema = request(
+  'ListEmbeddingModels',
+  {},
+  "The server catalog's embedding models (purpose 'embedding'), the names CreateKnowledgeBase takes. Answer: EmbeddingModels.",
+);
+
 /** Every request type, by name. */
 export const clientMessageSchemas = {
   Hello: helloSchema,
@@ -168,6 +189,9 @@ export const clientMessageSchemas = {
   SeedHistory: seedHistorySchema,
   CreateStringStorage: createStringStorageSchema,
   DestroyStringStorage: destroyStringStorageSchema,
+  CreateKnowledgeBase: createKnowledgeBaseSchema,
+  DestroyKnowledgeBase: destroyKnowledgeBaseSchema,
+  ListEmbeddingModels: listEmbeddingModelsSchema,
 } as const;
 
 export type ClientMessageType = keyof typeof clientMessageSchemas;
@@ -244,6 +268,38 @@ export const stringStorageDestroyedSchema = reply(
   { name: z.string(), destroyed: z.boolean().describe('False when the session had no storage of that name.') },
   'Answer to DestroyStringStorage.',
 );
+export const knowledgeBaseProgressSchema = reply(
+  'KnowledgeBaseProgress',
+  {
+    phase: z.enum(['embedding', 'indexing']).describe("'embedding' while records are embedded, then one 'indexing' while the index is built."),
+    done: z.int().min(0).describe('Records embedded so far.'),
+    total: z.int().min(0).describe('Records that need embedding (those an index file already held are not counted).'),
+  },
+  'Progress of a CreateKnowledgeBase (at most about one per percent; none for a base reopened whole from its index file); ' +
+    'KnowledgeBaseCreated or ErrorResponse follows.',
+);
+export const knowledgeBaseCreatedSchema = reply(
+  'KnowledgeBaseCreated',
+  {
+    name: z.string(),
+    recordCount: z.int().min(0),
+    dimensions: z.int().min(1).describe("Size of the embedding model's vectors."),
+    indexKind: z.enum(['exact', 'hnsw']).describe('The index the base chose (or was told to use).'),
+    embedded: z.int().min(0).describe('Records embedded now.'),
+    reused: z.int().min(0).describe("Records whose vector came from the base's index file (configPath bases)."),
+  },
+  'Answer to CreateKnowledgeBase.',
+);
+export const knowledgeBaseDestroyedSchema = reply(
+  'KnowledgeBaseDestroyed',
+  { name: z.string(), destroyed: z.boolean().describe('False when the session had no knowledge base of that name.') },
+  'Answer to DestroyKnowledgeBase.',
+);
+export const embeddingModelsSchema = reply(
+  'EmbeddingModels',
+  { models: z.array(z.string()).describe("Catalog names of the server's embedding models.") },
+  'Answer to ListEmbeddingModels.',
+);
 export const errorResponseSchema = reply('ErrorResponse', wireErrorSchema.shape, 'The request (or the frame) was refused.');
 
 const turnEventFields = {
@@ -317,6 +373,10 @@ export const serverMessageSchemas = {
   Dialog: dialogSchema,
   StringStorageCreated: stringStorageCreatedSchema,
   StringStorageDestroyed: stringStorageDestroyedSchema,
+  KnowledgeBaseProgress: knowledgeBaseProgressSchema,
+  KnowledgeBaseCreated: knowledgeBaseCreatedSchema,
+  KnowledgeBaseDestroyed: knowledgeBaseDestroyedSchema,
+  EmbeddingModels: embeddingModelsSchema,
   ErrorResponse: errorResponseSchema,
   AnswerText: answerTextEventSchema,
   ToolCall: toolCallEventSchema,
@@ -338,7 +398,7 @@ export type TurnEventMessage = z.output<
 >;
 
 /** Server message types that report on a request still in flight (they never answer it). */
-export const PROGRESS_EVENT_TYPES: ReadonlySet<string> = new Set(['DownloadProgress']);
+export const PROGRESS_EVENT_TYPES: ReadonlySet<string> = new Set(['DownloadProgress', 'KnowledgeBaseProgress']);
 
 /** Server message types that are turn events. */
 export const TURN_EVENT_TYPES: ReadonlySet<string> = new Set(['AnswerText', 'ToolCall', 'NodeEvent', 'Paused', 'TurnComplete']);

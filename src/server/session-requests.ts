@@ -3,6 +3,7 @@ import type { Agent } from '../agent/agent.js';
 import type { Session } from '../agent/session.js';
 import type { Turn } from '../agent/turn.js';
 import type { InteractionInput } from '../dialog/index.js';
+import type { KnowledgeBuildProgress } from '../knowledge/knowledge-base.js';
 import type { DownloadProgress } from '../models/model-download.js';
 import type { ClientMessage, RequestId, ServerMessage } from './protocol-messages.js';
 import { toWireEvent } from './wire-events.js';
@@ -23,6 +24,8 @@ export class SessionRequests {
   private readonly destroyedAgentIds = new Set<string>();
   private readonly sessionId = globalThis.crypto.randomUUID();
   private agentsBeingCreated = 0;
+  /** Aborted when the connection's session closes: a knowledge base still embedding for a gone client stops. */
+  private readonly closing = new AbortController();
 
   constructor(
     private readonly session: Session,
@@ -120,6 +123,19 @@ export class SessionRequests {
       }
       case 'DestroyStringStorage':
         return answer({ type: 'StringStorageDestroyed', name: message.name, destroyed: this.session.destroyStringStorage(message.name) });
+      case 'CreateKnowledgeBase': {
+        const { type: _type, requestId: _requestId, ...spec } = message;
+        const base = await this.session.createKnowledgeBase(spec, {
+          onProgress: knowledgeProgressThrottle((progress) => answer({ type: 'KnowledgeBaseProgress', ...progress })),
+          signal: this.closing.signal,
+        });
+        const { records, dimensions, indexKind, embedded, reused } = base.stats;
+        return answer({ type: 'KnowledgeBaseCreated', name: base.name, recordCount: records, dimensions, indexKind, embedded, reused });
+      }
+      case 'DestroyKnowledgeBase':
+        return answer({ type: 'KnowledgeBaseDestroyed', name: message.name, destroyed: this.session.destroyKnowledgeBase(message.name) });
+      case 'ListEmbeddingModels':
+        return answer({ type: 'EmbeddingModels', models: this.session.listEmbeddingModels() });
     }
   }
 
@@ -130,6 +146,7 @@ export class SessionRequests {
 
   /** Closes the session (cancels turns, destroys agents, gives models back) and waits for the last TurnCompletes. */
   async close(): Promise<void> {
+    this.closing.abort();
     await this.session.close();
     await this.turnsSettled();
   }
@@ -178,6 +195,21 @@ function progressThrottle(send: (bytesDone: number, bytesTotal: number | undefin
     if (bytesDone < nextAt && bytesDone !== bytesTotal) return;
     send(bytesDone, bytesTotal);
     nextAt = bytesDone + (bytesTotal === undefined ? PROGRESS_STEP_BYTES : Math.max(1, Math.ceil(bytesTotal / 100)));
+  };
+}
+
+/**
+ * Passes on the first report of each phase, every percent of the records and the last one: a base of 100k records
+ * reports every 64 embedded, and the frames would crowd the connection's queue for nothing.
+ */
+function knowledgeProgressThrottle(send: (progress: KnowledgeBuildProgress) => void): (progress: KnowledgeBuildProgress) => void {
+  let phase: KnowledgeBuildProgress['phase'] | undefined;
+  let nextAt = 0;
+  return (progress) => {
+    if (progress.phase === phase && progress.done < nextAt && progress.done !== progress.total) return;
+    send({ phase: progress.phase, done: progress.done, total: progress.total });
+    phase = progress.phase;
+    nextAt = progress.done + Math.max(1, Math.ceil(progress.total / 100));
   };
 }
 

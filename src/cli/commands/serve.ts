@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { defaultModelRegistry } from '../../agent/session.js';
+import { EMBEDDING_POOLINGS } from '../../engine/engine-options.js';
+import { MODEL_PURPOSES } from '../../host/model-registry.js';
 import { LlamaDialogError } from '../../errors.js';
 import { createServer } from '../../server/dialog-server.js';
 import { DEFAULT_GRACE_MS, DEFAULT_HOST, DEFAULT_PORT, serverLimitDefaults } from '../../server/server-options.js';
@@ -12,6 +14,8 @@ const TOKEN_VARIABLE = 'LLAMA_DIALOG_TOKEN';
 const catalogSchema = z.record(
   z.string().min(1),
   z.strictObject({
+    purpose: z.enum(MODEL_PURPOSES).optional(),
+    pooling: z.enum(EMBEDDING_POOLINGS).optional(),
     path: z.string().min(1).optional(),
     url: z.string().min(1).optional(),
     sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex digits').optional(),
@@ -47,11 +51,14 @@ Options:
   --models <file>           model catalog JSON: { "name": { "path": "model.gguf", "pinned": false } };
                             relative paths are relative to the catalog file. Agents may also name GGUF paths.
                             { "url": "hf:owner/repo/file.gguf", "sha256": "..." } instead of a path: downloaded
-                            into the model cache (llama-dialog pull) before the first load
+                            into the model cache (llama-dialog pull) before the first load.
+                            "purpose": "embedding" (and "pooling") marks an embedding model for
+                            CreateKnowledgeBase (ListEmbeddingModels lists them)
   --token <secret>          shared secret the client sends in Hello before anything else (default: the
                             ${TOKEN_VARIABLE} environment variable); never logged
-  --storage-root <dir>      folder string storage files (.txt, .json, .mm.json) are read from, for
-                            CreateStringStorage { path } and node storage params; clients cannot leave it
+  --storage-root <dir>      folder string storage files (.txt, .json, .mm.json) and knowledge-base configs
+                            are read from, for CreateStringStorage { path }, CreateKnowledgeBase { configPath }
+                            and node storage params; clients cannot leave it
                             (default: none, so no storage file can be read)
   --grace-ms <n>            on shutdown, how long running turns may take to finish (default ${DEFAULT_GRACE_MS})
 

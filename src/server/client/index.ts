@@ -9,6 +9,9 @@ import { RemoteSession } from './remote-session.js';
 export {
   RemoteSession,
   type RemoteDownloadResult,
+  type RemoteKnowledgeBase,
+  type RemoteKnowledgeBaseProgress,
+  type RemoteKnowledgeBaseSpec,
   type RemoteModelStatus,
   type RemoteStringStorage,
   type RemoteStringStorageSpec,

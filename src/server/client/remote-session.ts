@@ -1,7 +1,7 @@
 import { LlamaDialogError } from '../../errors.js';
 import type { AgentOptions } from '../../agent/agent-options.js';
 import type { SessionOptions } from '../../agent/session.js';
-import type { WireLoadedModel, createStringStorageSchema } from '../protocol-messages.js';
+import type { WireLoadedModel, createKnowledgeBaseSchema, createStringStorageSchema } from '../protocol-messages.js';
 import type { z } from 'zod';
 import type { ClientConnection, ServerGreeting } from './client-connection.js';
 import { RemoteAgent } from './remote-agent.js';
@@ -17,6 +17,28 @@ export interface RemoteStringStorage {
   readonly name: string;
   readonly kind: 'list' | 'map' | 'multimap';
   readonly size: number;
+}
+
+/** What `createKnowledgeBase` takes: the CreateKnowledgeBase request without its type and requestId (session.createKnowledgeBase's spec). */
+export type RemoteKnowledgeBaseSpec = Omit<z.input<typeof createKnowledgeBaseSchema>, 'type' | 'requestId'>;
+
+/** A knowledge base the server created: its size, vector size, index kind, and how many records it embedded now. */
+export interface RemoteKnowledgeBase {
+  readonly name: string;
+  readonly recordCount: number;
+  readonly dimensions: number;
+  readonly indexKind: 'exact' | 'hnsw';
+  /** Records embedded for this request. */
+  readonly embedded: number;
+  /** Records whose vector came from the base's index file. */
+  readonly reused: number;
+}
+
+/** A KnowledgeBaseProgress event: records embedded so far, of those that need it; one 'indexing' report last. */
+export interface RemoteKnowledgeBaseProgress {
+  phase: 'embedding' | 'indexing';
+  done: number;
+  total: number;
 }
 
 /** What DownloadModel answered: the file's path on the server, its size and sha256, and whether it was fetched now. */
@@ -186,6 +208,43 @@ export class RemoteSession {
     const answer = await this.connection.request({ type: 'DestroyStringStorage', name });
     if (answer.type !== 'StringStorageDestroyed') throw unexpected('StringStorageDestroyed', answer.type);
     return answer.destroyed;
+  }
+
+  /**
+   * Creates a named knowledge base on the server, as `session.createKnowledgeBase` does in-process: exactly one of
+   * `configPath` (a config JSON under the server's storage root), `records` (with `fields`) or `strings`, embedded
+   * by `embeddingModel` (one of listEmbeddingModels()). `onProgress` hears the embedding (about once per percent).
+   * Inline records travel in one frame (1 MiB at most): larger bases belong in a config file on the server.
+   * @throws LlamaDialogError SessionNotReady; InvalidKnowledgeBaseName (8001); DuplicateKnowledgeBaseName (8002);
+   *   InvalidKnowledgeBase (8003); StoragePathEscape (3009); StorageFileNotFound (3010); ModelLoadFailed; MalformedMessage.
+   */
+  async createKnowledgeBase(
+    spec: RemoteKnowledgeBaseSpec,
+    options: { onProgress?: (progress: RemoteKnowledgeBaseProgress) => void } = {},
+  ): Promise<RemoteKnowledgeBase> {
+    const answer = await this.connection.requestWithProgress({ ...spec, type: 'CreateKnowledgeBase' }, (message) => {
+      if (message.type === 'KnowledgeBaseProgress') options.onProgress?.({ phase: message.phase, done: message.done, total: message.total });
+    });
+    if (answer.type !== 'KnowledgeBaseCreated') throw unexpected('KnowledgeBaseCreated', answer.type);
+    const { name, recordCount, dimensions, indexKind, embedded, reused } = answer;
+    return { name, recordCount, dimensions, indexKind, embedded, reused };
+  }
+
+  /**
+   * Drops the session's name for a knowledge base; agents already using it keep it. Resolves false when there was none.
+   * @throws LlamaDialogError SessionNotReady.
+   */
+  async destroyKnowledgeBase(name: string): Promise<boolean> {
+    const answer = await this.connection.request({ type: 'DestroyKnowledgeBase', name });
+    if (answer.type !== 'KnowledgeBaseDestroyed') throw unexpected('KnowledgeBaseDestroyed', answer.type);
+    return answer.destroyed;
+  }
+
+  /** Catalog names of the server's embedding models (`purpose: 'embedding'`). @throws LlamaDialogError SessionNotReady. */
+  async listEmbeddingModels(): Promise<string[]> {
+    const answer = await this.connection.request({ type: 'ListEmbeddingModels' });
+    if (answer.type !== 'EmbeddingModels') throw unexpected('EmbeddingModels', answer.type);
+    return answer.models;
   }
 
   /** Models loaded in the server process. @throws LlamaDialogError SessionNotReady. */

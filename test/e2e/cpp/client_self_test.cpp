@@ -137,6 +137,24 @@ void test_messages() {
         "CreateStringStorage (file) fields");
   check(ld::message::destroy_string_storage("barks") == json({{"type", "DestroyStringStorage"}, {"name", "barks"}}),
         "DestroyStringStorage fields");
+  check(ld::message::create_knowledge_base_strings("barks", {"Hmm.", "Back to work."}, "minilm") ==
+            json({{"type", "CreateKnowledgeBase"}, {"name", "barks"}, {"strings", {"Hmm.", "Back to work."}}, {"embeddingModel", "minilm"}}),
+        "CreateKnowledgeBase (strings) fields");
+  const json lore = json::array({{{"id", "ferry"}, {"text", "The ferry costs two copper."}, {"metadata", {{"place", "harbour"}}}}});
+  const json fields = json::array({{{"name", "place"}, {"type", "string"}, {"default", "town"}}});
+  check(ld::message::create_knowledge_base_records("lore", lore, fields, "minilm") ==
+            json({{"type", "CreateKnowledgeBase"}, {"name", "lore"}, {"records", lore}, {"fields", fields}, {"embeddingModel", "minilm"}}),
+        "CreateKnowledgeBase (records) fields: " + ld::message::create_knowledge_base_records("lore", lore, fields, "minilm").dump());
+  check(!ld::message::create_knowledge_base_records("lore", lore, nullptr, "minilm").contains("fields"),
+        "CreateKnowledgeBase without fields omits the field");
+  expect_error(5001, "MalformedMessage", [] { ld::message::create_knowledge_base_records("lore", json::object(), nullptr, "minilm"); },
+               "CreateKnowledgeBase records not an array");
+  check(ld::message::create_knowledge_base_config("lore", "kb/lore.json") ==
+            json({{"type", "CreateKnowledgeBase"}, {"name", "lore"}, {"configPath", "kb/lore.json"}}),
+        "CreateKnowledgeBase (config) fields");
+  check(ld::message::destroy_knowledge_base("lore") == json({{"type", "DestroyKnowledgeBase"}, {"name", "lore"}}),
+        "DestroyKnowledgeBase fields");
+  check(ld::message::list_embedding_models() == json({{"type", "ListEmbeddingModels"}}), "ListEmbeddingModels fields");
 
   expect_error(5001, "MalformedMessage", [] { ld::message::serialize(ld::message::send_message("a", "caf\xe9")); },
                "a line that is not UTF-8 is refused before sending");
@@ -292,6 +310,22 @@ void run_fake_server(FakeServer& server) {
   check(import_dialog["snapshot"]["kind"] == "llama-dialog", "ImportDialog sends the exported snapshot back");
   server.send(FakeServer::answer(import_dialog, "Ack"));
 
+  // Knowledge bases: progress events carry the request's requestId but are not its answer.
+  json list = server.expect("ListEmbeddingModels");
+  server.send(FakeServer::answer(list, "EmbeddingModels", {{"models", {"minilm"}}}));
+  json create_base = server.expect("CreateKnowledgeBase");
+  check(create_base["name"] == "lore" && create_base["embeddingModel"] == "minilm", "CreateKnowledgeBase as called");
+  server.send(FakeServer::answer(create_base, "KnowledgeBaseProgress", {{"phase", "embedding"}, {"done", 64}, {"total", 100}}));
+  server.send(FakeServer::answer(create_base, "KnowledgeBaseProgress", {{"phase", "embedding"}, {"done", 100}, {"total", 100}}), 2);
+  server.send(FakeServer::answer(create_base, "KnowledgeBaseProgress", {{"phase", "indexing"}, {"done", 100}, {"total", 100}}));
+  server.send(FakeServer::answer(create_base, "KnowledgeBaseCreated",
+                                 {{"name", "lore"}, {"recordCount", 100}, {"dimensions", 384}, {"indexKind", "exact"}, {"embedded", 100}, {"reused", 0}}));
+  json duplicate = server.expect("CreateKnowledgeBase");
+  server.send(FakeServer::answer(duplicate, "ErrorResponse",
+                                 {{"code", 8002}, {"name", "DuplicateKnowledgeBaseName"}, {"message", "lore exists"}}));
+  json destroy_base = server.expect("DestroyKnowledgeBase");
+  server.send(FakeServer::answer(destroy_base, "KnowledgeBaseDestroyed", {{"name", "lore"}, {"destroyed", true}}));
+
   json destroy = server.expect("DestroyAgent");
   server.send(FakeServer::answer(destroy, "Ack"));
   server.close_connection();
@@ -348,6 +382,21 @@ void test_client() {
     json snapshot = client.export_dialog(agent);
     check(snapshot["version"] == 1, "export_dialog returns the snapshot");
     client.import_dialog(agent, snapshot);
+
+    check(client.list_embedding_models() == std::vector<std::string>{"minilm"}, "list_embedding_models returns the names");
+    std::vector<std::string> reports;
+    json created = client.create_knowledge_base(ld::message::create_knowledge_base_strings("lore", {"a"}, "minilm"),
+                                                [&](const ld::KnowledgeBaseProgress& p) {
+                                                  reports.push_back(p.phase + ":" + std::to_string(p.done) + "/" + std::to_string(p.total));
+                                                });
+    std::string progress_seen;
+    for (const auto& report : reports) progress_seen += report + " ";
+    check(progress_seen == "embedding:64/100 embedding:100/100 indexing:100/100 ", "progress events in order: " + progress_seen);
+    check(created["type"] == "KnowledgeBaseCreated" && created["dimensions"] == 384, "create_knowledge_base returns the answer");
+    expect_error(ld::error_code::DuplicateKnowledgeBaseName, "DuplicateKnowledgeBaseName",
+                 [&] { client.create_knowledge_base(ld::message::create_knowledge_base_strings("lore", {"a"}, "minilm")); },
+                 "a knowledge base refusal keeps its code");
+    check(client.destroy_knowledge_base("lore"), "destroy_knowledge_base returns destroyed");
     client.destroy_agent(agent);
     expect_error(ld::client_error::NoTurn, "NoTurn", [&] { client.run_until_turn_complete(agent); },
                  "no turn left for a destroyed agent");
