@@ -69,6 +69,14 @@ Embedder::Embedder(std::shared_ptr<LoadedModel> model, const EmbedderSettings& s
                       "the model declares no pooling (a text-generation model, say); pass pooling 'mean' or 'last' to "
                       "embed with it");
   }
+  // llama.cpp reserves its pooled-embedding graph for a batch split evenly over every sequence, and asserts (aborts
+  // the process) at context creation when the batch cannot be split so (found here: batch 512 with 3 or 5 sequences,
+  // batch 64 with 128). Refused while it is still an argument.
+  if (settings.sequences > settings.batchSize || settings.batchSize % settings.sequences != 0) {
+    throw DialogError(ErrorCode::InvalidArgument,
+                      "sequences (" + std::to_string(settings.sequences) + ") must divide batchSize (" +
+                          std::to_string(settings.batchSize) + "): llama.cpp splits a batch evenly over its sequences");
+  }
   const uint32_t trained = static_cast<uint32_t>(std::max(1, llama_model_n_ctx_train(m)));
   batchSize_ = settings.batchSize;
   sequences_ = settings.sequences;

@@ -78,6 +78,15 @@ void CheckGgufLayout(const std::string& path, uint64_t fileSize) {
       }
     }
   }
+  // llama.cpp's BERT graph adds the first row of token_types.weight to every input straight from the tensor; the CPU
+  // backend's add supports no f16 operand there and aborts the process on the first decode. Refused while it is a load.
+  const int64_t tokenTypes = gguf_find_tensor(gguf, "token_types.weight");
+  if (tokenTypes >= 0 && gguf_get_tensor_type(gguf, tokenTypes) != GGML_TYPE_F32) {
+    const std::string type = ggml_type_name(gguf_get_tensor_type(gguf, tokenTypes));
+    gguf_free(gguf);
+    FailLoad(path, "token_types.weight is " + type + "; llama.cpp adds it to every input as is and supports only f32 there "
+                   "(the first decode would abort the process): convert the model again with f32 token types");
+  }
   uint64_t needed = gguf_get_data_offset(gguf);
   const int64_t nTensors = gguf_get_n_tensors(gguf);
   for (int64_t i = 0; i < nTensors; ++i) {

@@ -31,7 +31,7 @@ export interface CreateEmbeddingContextOptions {
   contextSize?: number;
   /** Tokens per llama_decode (n_batch = n_ubatch). Default 512. A text must fit one batch. */
   batchSize?: number;
-  /** Texts per llama_decode (n_seq_max). Default 64, at most 256. */
+  /** Texts per llama_decode (n_seq_max): must divide batchSize. Default: the largest divisor of batchSize up to 64. */
   sequences?: number;
   /** CPU threads. Default min(4, available cores). */
   threads?: number;
@@ -41,6 +41,12 @@ export interface CreateEmbeddingContextOptions {
   normalize?: boolean;
   /** Cut a text longer than contextSize to fit instead of refusing it with InputTooLong (default false). */
   truncate?: boolean;
+}
+
+/** Texts per decode when not given: the largest divisor of batchSize up to 64 (llama.cpp splits a batch evenly). */
+function defaultEmbeddingSequences(batchSize: number): number {
+  for (let sequences = Math.min(64, batchSize); sequences > 1; sequences--) if (batchSize % sequences === 0) return sequences;
+  return 1;
 }
 
 /** Default CPU threads: llama.cpp's own default (4), fewer on smaller machines. */
@@ -201,10 +207,17 @@ export class Model implements Tokenizer {
         `${this.info.architecture} model declares no pooling, so it is not an embedding model; pass pooling 'mean' or 'last' to embed with it anyway`,
       );
     }
+    const batchSize = parsed.batchSize ?? 512;
+    if (parsed.sequences !== undefined && (parsed.sequences > batchSize || batchSize % parsed.sequences !== 0)) {
+      throw new LlamaDialogError(
+        'InvalidArgument',
+        `createEmbeddingContext: sequences (${parsed.sequences}) must divide batchSize (${batchSize}); llama.cpp splits a batch evenly over its sequences`,
+      );
+    }
     const settings = {
       contextSize: parsed.contextSize ?? 0,
-      batchSize: parsed.batchSize ?? 512,
-      sequences: parsed.sequences ?? 64,
+      batchSize,
+      sequences: parsed.sequences ?? defaultEmbeddingSequences(batchSize),
       threads: parsed.threads ?? defaultThreadCount(),
       pooling,
     };

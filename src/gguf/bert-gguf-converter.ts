@@ -293,7 +293,8 @@ async function convertFolder(folder: string, options: BertConversionOptions, wei
     if (vocabulary.special.cls !== 101) writer.setMetadata('tokenizer.ggml.bos_token_id', u32(vocabulary.special.cls));
 
     for (const [ggufName, tensor] of sources) {
-      const asF16 = weightType === 'f16' && tensor.shape.length === 2;
+      // token_types stays f32: llama.cpp adds its first row to every input as is, and its CPU add takes no f16 there.
+      const asF16 = weightType === 'f16' && tensor.shape.length === 2 && ggufName !== 'token_types.weight';
       writer.addTensor({
         name: ggufName,
         // ggml lists sizes innermost first: the reverse of PyTorch's row-major shape, same bytes.

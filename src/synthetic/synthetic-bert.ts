@@ -13,7 +13,7 @@ import { constantFloat32Bytes, normalFloat16Table, randomFloat16Chunks } from '.
  * Version of the synthetic BERT's bytes. Bump it whenever the same options would produce different bytes, so cached
  * test models (whose file names carry it) are regenerated.
  */
-export const SYNTHETIC_BERT_VERSION = 1;
+export const SYNTHETIC_BERT_VERSION = 2;
 
 /** Shape of a synthetic BERT encoder. */
 export interface SyntheticBertShape {
@@ -111,6 +111,13 @@ export async function writeSyntheticBert(options: SyntheticBertOptions): Promise
     writer.addTensor({ name, dims: [inputs, outputs], type: GgmlType.F16, data: () => randomFloat16Chunks(count, tableFor(std), new SeededRandom(seed, tensorStream)) });
     parameterCount += count;
   };
+  // f32 where llama.cpp reads the tensor straight into an add (token_types: its CPU add takes no f16 operand there).
+  const float32Matrix = (name: string, inputs: number, outputs: number, std: number): void => {
+    const random = new SeededRandom(seed, ++stream);
+    const values = Float32Array.from({ length: inputs * outputs }, () => random.nextNormal() * std);
+    writer.addTensor({ name, dims: [inputs, outputs], type: GgmlType.F32, data: new Uint8Array(values.buffer) });
+    parameterCount += values.length;
+  };
   const vector = (name: string, size: number, value: number): void => {
     writer.addTensor({ name, dims: [size], type: GgmlType.F32, data: constantFloat32Bytes(size, value) });
     parameterCount += size;
@@ -118,7 +125,7 @@ export async function writeSyntheticBert(options: SyntheticBertOptions): Promise
   // Embeddings of unit spread, matrices of std 1/sqrt(fan-in): LayerNorm keeps every activation finite anyway.
   matrix('token_embd.weight', d, vocabSize, 1);
   matrix('position_embd.weight', d, shape.contextLength, 1);
-  matrix('token_types.weight', d, tokenTypes, 1);
+  float32Matrix('token_types.weight', d, tokenTypes, 1);
   vector('token_embd_norm.weight', d, 1);
   vector('token_embd_norm.bias', d, 0);
   for (let layer = 0; layer < shape.layers; layer++) {

@@ -1,10 +1,15 @@
 // The synthetic BERT through llama.cpp: it loads as a 2-layer bert, and llama.cpp's WPM tokenizer on it agrees with
 // the reference BertTokenizer of test/kits/reference-bert.ts, which also runs it to finite unit vectors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { loadModel } from '../../src/engine/load-model.js';
+import { GgufWriter } from '../../src/gguf/gguf-writer.js';
+import { GgmlType } from '../../src/gguf/gguf-types.js';
 import type { Model } from '../../src/engine/model.js';
 import { ensureTestBert } from '../kits/models.js';
-import { loadReferenceBert, type ReferenceBert } from '../kits/reference-bert.js';
+import { cosineSimilarity, loadReferenceBert, type ReferenceBert } from '../kits/reference-bert.js';
 
 let model: Model;
 let reference: ReferenceBert;
@@ -36,5 +41,63 @@ describe('synthetic BERT on llama.cpp', () => {
     expect(a.every(Number.isFinite)).toBe(true);
     expect(Math.hypot(...a)).toBeCloseTo(1, 5);
     expect(Array.from(a)).not.toEqual(Array.from(b));
+  });
+});
+
+describe('the embedding context on the synthetic BERT (non-causal, no KV cache)', () => {
+  const TEXTS = ['The guard waves you through.', 'Hi.', 'Swords cost twelve silver at the smithy, axes eight.', "Don't touch the ale!", 'Wolves.'];
+
+  it('pools by the GGUF (mean) and agrees with the reference forward pass on the same tokens', async () => {
+    const context = await model.createEmbeddingContext({ threads: 1 });
+    try {
+      expect(context).toMatchObject({ pooling: 'mean', dimensions: 128, maxTokens: 512 });
+      const vectors = await context.embed(TEXTS);
+      for (const [index, text] of TEXTS.entries()) {
+        const expected = reference.embedTokens(Array.from(context.tokensOf(text)));
+        expect(cosineSimilarity(vectors[index]!, expected), text).toBeGreaterThan(0.9999);
+      }
+    } finally {
+      await context.dispose();
+    }
+  });
+
+  it('many texts per decode equal each text alone, in any order; a small batch splits the call', async () => {
+    await expect(model.createEmbeddingContext({ threads: 1, batchSize: 32, sequences: 3 })).rejects.toMatchObject({ errorName: 'InvalidArgument' });
+    await expect(model.createEmbeddingContext({ threads: 1, batchSize: 64, sequences: 128 })).rejects.toMatchObject({ errorName: 'InvalidArgument' });
+    const context = await model.createEmbeddingContext({ threads: 1, batchSize: 32, sequences: 4 });
+    try {
+      expect(context.maxTokens).toBe(32);
+      const alone = [];
+      for (const text of TEXTS) alone.push((await context.embed([text]))[0]!);
+      const decodesBefore = context.stats.decodes;
+      const together = await context.embed([...TEXTS].reverse());
+      expect(context.stats.decodes - decodesBefore).toBeGreaterThanOrEqual(2);
+      for (const [index, vector] of together.entries()) {
+        expect(cosineSimilarity(vector, alone[TEXTS.length - 1 - index]!)).toBeGreaterThan(0.99999);
+      }
+      await expect(context.embed(['word '.repeat(40)])).rejects.toMatchObject({ errorName: 'InputTooLong' });
+    } finally {
+      await context.dispose();
+    }
+  });
+
+  it('a generating context is refused on it, clearly', async () => {
+    await expect(model.createContext({ contextSize: 128 })).rejects.toMatchObject({ errorName: 'UnsupportedModel' });
+  });
+});
+
+describe('a BERT llama.cpp would abort on', () => {
+  it('f16 token_types.weight is refused at load with ModelLoadFailed (the first decode would abort the process)', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'llama-dialog-bert-'));
+    try {
+      const path = join(folder, 'f16-token-types.gguf');
+      await new GgufWriter()
+        .setMetadata('general.architecture', { type: 'string', value: 'bert' })
+        .addTensor({ name: 'token_types.weight', dims: [8, 2], type: GgmlType.F16, data: new Uint8Array(32) })
+        .write(path);
+      await expect(loadModel({ path })).rejects.toMatchObject({ errorName: 'ModelLoadFailed', message: expect.stringMatching(/token_types\.weight is f16/) });
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
