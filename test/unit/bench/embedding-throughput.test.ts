@@ -19,7 +19,7 @@ describe('lore lines for the embedding bench', () => {
   const records = loadLoreRecordTexts();
   const lines = buildLoreLines(records);
 
-  it('cuts 1,000 distinct one-line texts of 8–32 words from the 310 lore-v1 records', () => {
+  it('cuts 1,000 distinct one-line texts of 8–38 words from the 310 lore-v1 records', () => {
     expect(records).toHaveLength(310);
     expect(lines).toHaveLength(LORE_LINE_COUNT);
     expect(new Set(lines).size).toBe(LORE_LINE_COUNT);
