@@ -44,7 +44,8 @@ export interface LlamaEmbeddingRun {
  * Runs the tool once on a prompt file and times it.
  * `--embd-output-format none` is not one of its formats, which is the point: it then prints no vectors (its
  * default prints each vector's head and a texts × texts cosine matrix, "array"/"json" format 384 floats per text
- * as text), so the timing holds the embedding work and not printf. It still prints its perf summary on stderr.
+ * as text), so the timing holds the embedding work and not printf. `-lv 4`: llama.cpp's own INFO lines, the perf
+ * summary among them, sit at common's "trace" level, which the tool's default verbosity (3) drops.
  * @throws Error with the tail of its stderr when it exits non-zero.
  */
 export async function runLlamaEmbedding(request: LlamaEmbeddingRequest): Promise<LlamaEmbeddingRun> {
@@ -59,6 +60,7 @@ export async function runLlamaEmbedding(request: LlamaEmbeddingRequest): Promise
     '-ub', batch,
     '--embd-normalize', '2',
     '--embd-output-format', 'none',
+    '-lv', '4',
   ];
   const started = performance.now();
   const { stderr, stdout, code } = await run(request.binary, args, request.timeoutMs ?? 600_000);
