@@ -209,6 +209,8 @@ export async function runEmbeddingThroughput(options: EmbeddingThroughputOptions
   try {
     const model = await loadModel({ path: modelPath });
     cleanups.push(() => model.dispose());
+    // 256 sequences per decode, as llama-embedding packs (llama_max_parallel_sequences()); with 10–60-token texts
+    // the batch's tokens run out first anyway (~17 texts per 512), so this only keeps the two set-ups alike.
     const context = await model.createEmbeddingContext({ threads, batchSize, sequences: 256 });
     cleanups.unshift(() => context.dispose());
     const tokens = tokenStats(context, texts);
@@ -364,6 +366,8 @@ async function prepareNodeLlamaCpp(modelPath: string, texts: readonly string[], 
   // build: 'never' — a baseline uses the published prebuilt binary, never one compiled on this machine.
   const llama = await library.getLlama({ gpu: false, build: 'never', maxThreads: threads, logLevel: library.LlamaLogLevel.error });
   const model = await llama.loadModel({ modelPath });
+  // Its context size stays "auto" (the model's trained 512 here): it embeds one text per decode, so only the
+  // batch and the threads matter.
   const context = await model.createEmbeddingContext({ threads, batchSize });
   const dispose = async (): Promise<void> => {
     await context.dispose();
