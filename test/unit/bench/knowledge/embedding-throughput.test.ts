@@ -8,15 +8,15 @@ import {
   buildLoreLines,
   differenceTextsPerSecond,
   formatEmbeddingThroughput,
-  loadLoreRecordTexts,
+  loreRecordTexts,
   pairedRatios,
   summarizeSamples,
   type EmbeddingThroughputResult,
-} from '../../../src/bench/embedding-throughput.js';
-import { findLlamaEmbedding, parseLlamaEmbeddingPerf } from '../../../src/bench/llama-embedding-tool.js';
+} from '../../../../src/bench/knowledge/embedding-throughput.js';
+import { findLlamaEmbedding, parseLlamaEmbeddingPerf } from '../../../../src/bench/llama-embedding-tool.js';
 
 describe('lore lines for the embedding bench', () => {
-  const records = loadLoreRecordTexts();
+  const records = loreRecordTexts();
   const lines = buildLoreLines(records);
 
   it('cuts 1,000 distinct one-line texts of 8–38 words from the 310 lore-v1 records', () => {

@@ -10,17 +10,17 @@
  * Model load and context creation are outside every timing: ours and node-llama-cpp load once and warm up before
  * round 1; llama-embedding is a process that loads the model each run, see {@link measureLlamaEmbedding}.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { loadModel } from '../engine/load-model.js';
-import type { EmbeddingContext } from '../engine/embedding-context.js';
-import type { Model } from '../engine/model.js';
-import { LLAMA_EMBEDDING_HINT, findLlamaEmbedding, runLlamaEmbedding } from './llama-embedding-tool.js';
-import { importNodeLlamaCpp } from './node-llama-cpp-strategy.js';
-import { median } from './statistics.js';
-import { renderTable } from './text-table.js';
+import type { EmbeddingContext } from '../../engine/embedding-context.js';
+import { loadModel } from '../../engine/load-model.js';
+import { LLAMA_EMBEDDING_HINT, findLlamaEmbedding, runLlamaEmbedding } from '../llama-embedding-tool.js';
+import { importNodeLlamaCpp } from '../node-llama-cpp-strategy.js';
+import { median } from '../statistics.js';
+import { renderTable } from '../text-table.js';
+import { loreRecords } from './lore-set.js';
 
 /** Lines the bench embeds (issue 20). */
 export const LORE_LINE_COUNT = 1000;
@@ -32,18 +32,9 @@ export const LORE_LINE_COUNT = 1000;
  */
 export const LORE_LINE_WORDS = { min: 8, max: 38 } as const;
 
-/** The lore-v1 knowledge base, next to this module in src/ (see knowledge-data/README.md). */
-export const LORE_RECORDS_URL = new URL('./knowledge-data/lore-v1.kb.json', import.meta.url);
-
-/** The `text` of every record of a `*.kb.json` file (default: lore-v1). @throws Error when the file is not one. */
-export function loadLoreRecordTexts(path: string | URL = LORE_RECORDS_URL): string[] {
-  const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
-  if (!Array.isArray(parsed)) throw new Error(`${String(path)} is not a JSON array of records`);
-  return parsed.map((record: unknown, index) => {
-    const text = (record as { text?: unknown } | null)?.text;
-    if (typeof text !== 'string' || text.trim() === '') throw new Error(`${String(path)}: record ${index} has no text`);
-    return text;
-  });
+/** The texts of the lore-v1 records (lore-set.ts), what buildLoreLines cuts the bench's lines from. */
+export function loreRecordTexts(): string[] {
+  return loreRecords().map((record) => record.text);
 }
 
 /**
@@ -162,7 +153,7 @@ export interface EmbeddingThroughputOptions {
   batchSize?: number;
   /** Texts per embed call of the chunked measure (default 64). */
   chunkSize?: number;
-  /** The texts (default: buildLoreLines(loadLoreRecordTexts()), 1,000 lines). At least two. */
+  /** The texts (default: buildLoreLines(loreRecordTexts()), 1,000 lines). At least two. */
   texts?: readonly string[];
   /** The llama-embedding binary; default findLlamaEmbedding(); null leaves it out. */
   llamaEmbedding?: string | null;
@@ -191,7 +182,7 @@ export async function runEmbeddingThroughput(options: EmbeddingThroughputOptions
   for (const [name, value] of [['repetitions', repetitions], ['batchSize', batchSize], ['chunkSize', chunkSize], ['threads', threads]] as const) {
     if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
   }
-  const texts = [...(options.texts ?? buildLoreLines(loadLoreRecordTexts()))];
+  const texts = [...(options.texts ?? buildLoreLines(loreRecordTexts()))];
   if (texts.length < 2) throw new RangeError('the bench needs at least two texts');
   const log = options.log ?? (() => undefined);
   const skipped: EmbeddingThroughputResult['skipped'] = [];
