@@ -88,9 +88,10 @@ function ensureLlamaBench(root: string): string {
     console.error('[bench] configuring and building the addon first');
     run(process.execPath, [join(root, 'scripts', 'build-native.mjs')], root);
   }
-  console.error('[bench] building llama-bench from the same source (incremental)');
+  // llama-embedding too: the embedding-throughput bench (`bench --workload knowledge`) compares against it.
+  console.error('[bench] building llama-bench and llama-embedding from the same source (incremental)');
   run('cmake', ['-DLLAMA_DIALOG_BUILD_BENCH=ON', buildDir], root);
-  run('cmake', ['--build', buildDir, '--target', 'llama-bench', '--config', 'Release'], root);
+  run('cmake', ['--build', buildDir, '--target', 'llama-bench', 'llama-embedding', '--config', 'Release'], root);
   if (!existsSync(binary)) throw new Error(`llama-bench was built but not found at ${binary}`);
   return binary;
 }

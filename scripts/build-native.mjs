@@ -8,7 +8,7 @@
 //   LLAMA_DIALOG_METAL=1|0       GGML_METAL (on by default on macOS by ggml itself)
 //   LLAMA_DIALOG_PORTABLE=1      GGML_NATIVE=OFF and every x86 extension off: one binary that runs on any x86-64
 //                                (published packages instead carry every CPU variant: npm run build:prebuilt)
-//   LLAMA_DIALOG_BUILD_BENCH=1   also build llama-bench from the same source (npm run bench:engine does this)
+//   LLAMA_DIALOG_BUILD_BENCH=1   also build llama-bench and llama-embedding from the same source (npm run bench:engine does this)
 //   LLAMA_DIALOG_JOBS=N          parallel compile jobs (default: CPU count)
 //   LLAMA_DIALOG_CMAKE_ARGS="-DX=Y ..."  extra CMake definitions
 import { spawnSync } from 'node:child_process';

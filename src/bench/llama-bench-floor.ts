@@ -12,10 +12,16 @@ const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
  * put it in different sub-folders). Returns null when there is none.
  */
 export function findLlamaBench(env: NodeJS.ProcessEnv = process.env, root: string = packageRoot): string | null {
-  const fromEnv = env.LLAMA_BENCH;
-  if (fromEnv !== undefined && fromEnv !== '') return isExecutableFile(fromEnv) ? resolve(fromEnv) : null;
-  const name = process.platform === 'win32' ? 'llama-bench.exe' : 'llama-bench';
-  return searchFile(join(root, 'build'), name, 5);
+  return findBuiltTool('llama-bench', env.LLAMA_BENCH, root);
+}
+
+/**
+ * Finds one of llama.cpp's tools that `LLAMA_DIALOG_BUILD_BENCH=1` builds next to the addon: `override` (the
+ * tool's environment variable) when set, else `name` searched a few levels deep under `root/build`. Null when none.
+ */
+export function findBuiltTool(name: string, override: string | undefined, root: string = packageRoot): string | null {
+  if (override !== undefined && override !== '') return isExecutableFile(override) ? resolve(override) : null;
+  return searchFile(join(root, 'build'), process.platform === 'win32' ? `${name}.exe` : name, 5);
 }
 
 function searchFile(folder: string, name: string, depth: number): string | null {
