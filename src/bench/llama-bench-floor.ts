@@ -96,7 +96,7 @@ export async function runLlamaBench(request: LlamaBenchRequest): Promise<LlamaBe
     '-r', String(request.repetitions ?? 3),
     '-o', 'json',
   ];
-  const { stdout, stderr, code } = await run(request.binary, args, request.timeoutMs ?? 600_000);
+  const { stdout, stderr, code } = await runBuiltTool(request.binary, args, request.timeoutMs ?? 600_000);
   if (code !== 0) throw new Error(`llama-bench exited with ${code}: ${stderr.trim().split('\n').slice(-3).join(' / ')}`);
   return parseLlamaBenchJson(stdout);
 }
@@ -114,7 +114,8 @@ export function parseLlamaBenchJson(stdout: string): LlamaBenchTiming {
   return { meanMs: first.avg_ns / 1e6 };
 }
 
-function run(binary: string, args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string; code: number | null }> {
+/** Runs a built llama.cpp tool to its end: its output, and its exit code (null when a signal or the timeout ended it). */
+export function runBuiltTool(binary: string, args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string; code: number | null }> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
     let stdout = '';

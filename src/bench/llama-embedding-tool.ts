@@ -3,9 +3,8 @@
  * embedding-throughput bench: it tokenizes a file of prompts, packs as many as fit into one llama_decode (one
  * sequence each, up to 256 per batch) and pools, which is the same algorithm as native/embedder.cpp.
  */
-import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { findBuiltTool } from './llama-bench-floor.js';
+import { findBuiltTool, runBuiltTool } from './llama-bench-floor.js';
 
 /** How to get the tool, for the report when it is missing. */
 export const LLAMA_EMBEDDING_HINT =
@@ -63,7 +62,7 @@ export async function runLlamaEmbedding(request: LlamaEmbeddingRequest): Promise
     '-lv', '4',
   ];
   const started = performance.now();
-  const { stderr, stdout, code } = await run(request.binary, args, request.timeoutMs ?? 600_000);
+  const { stderr, stdout, code } = await runBuiltTool(request.binary, args, request.timeoutMs ?? 600_000);
   const wallMs = performance.now() - started;
   if (code !== 0) {
     throw new Error(`llama-embedding exited with ${code}: ${stderr.trim().split('\n').slice(-3).join(' / ')}`);
@@ -81,14 +80,3 @@ export function parseLlamaEmbeddingPerf(output: string): Pick<LlamaEmbeddingRun,
   return { promptEvalMs: Number(match[1]), promptEvalTokens: Number(match[2]) };
 }
 
-function run(binary: string, args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string; code: number | null }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ stdout, stderr, code }));
-  });
-}
