@@ -111,6 +111,37 @@ export class EmbeddingContext {
     return run;
   }
 
+  /**
+   * Relevance of each document to `query`, from a reranker (a cross-encoder GGUF that declares rank pooling): one
+   * score per document, higher is more relevant. Each pair is one sequence, the query's tokens (with the vocabulary's
+   * own [CLS] … [SEP]) followed by the document's, as llama.cpp pairs them for a model without a rerank template;
+   * many pairs go into one decode.
+   * @throws LlamaDialogError UnsupportedModel when the context does not rank (pooling other than 'rank');
+   *   InvalidArgument (empty query or document); InputTooLong for a pair over maxTokens unless `truncate`, which cuts
+   *   the document; Aborted; ObjectDisposed.
+   */
+  rank(query: string, documents: readonly string[], options: EmbedOptions = {}): Promise<number[]> {
+    if (this.pooling !== 'rank') {
+      return Promise.reject(
+        new LlamaDialogError('UnsupportedModel', `rank needs a reranker (a GGUF with rank pooling); this context pools '${this.pooling}'`),
+      );
+    }
+    if (this.#disposePromise !== undefined) {
+      return Promise.reject(new LlamaDialogError('ObjectDisposed', 'the embedding context has been disposed'));
+    }
+    if (!Array.isArray(documents)) return Promise.reject(new LlamaDialogError('InvalidArgument', 'rank expects an array of documents'));
+    let pairs: Int32Array[];
+    try {
+      const head = this.#special(query, 'query');
+      pairs = documents.map((document, index) => this.#pair(head, this.#special(document, `document ${index}`), index));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const run = this.#tail.then(() => this.#run(pairs, options.signal));
+    this.#tail = run.catch(() => undefined);
+    return run.then((scores) => scores.map((score) => score[0]!));
+  }
+
   /** Frees the context after the calls queued before this one. Idempotent. */
   dispose(): Promise<void> {
     this.#disposePromise ??= (async () => {
@@ -120,6 +151,7 @@ export class EmbeddingContext {
     return this.#disposePromise;
   }
 
+  /** One native call over token sequences (embed's texts, rank's pairs: a reranker's "vector" is its scores). */
   async #run(tokens: Int32Array[], signal: AbortSignal | undefined): Promise<Float32Array[]> {
     if (signal?.aborted) throw new LlamaDialogError('Aborted', 'embed aborted before it started');
     if (tokens.length === 0) return [];
@@ -134,6 +166,32 @@ export class EmbeddingContext {
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  /** A text's tokens with the vocabulary's special tokens. */
+  #special(text: string, what: string): Int32Array {
+    if (typeof text !== 'string' || text.length === 0) throw new LlamaDialogError('InvalidArgument', `the ${what} must be a non-empty string`);
+    return this.model.tokenize(text, { addSpecial: true, parseSpecial: false });
+  }
+
+  /** Query then document, the document's own leading BOS ([CLS]) left out; cut to maxTokens when truncating. */
+  #pair(query: Int32Array, document: Int32Array, index: number): Int32Array {
+    const bos = this.model.info.bos;
+    const body = document.length > 0 && document[0] === bos ? document.subarray(1) : document;
+    const length = query.length + body.length;
+    if (length > this.maxTokens && !this.truncate) {
+      throw new LlamaDialogError(
+        'InputTooLong',
+        `query and document ${index} have ${length} tokens together; this context takes at most ${this.maxTokens} (create it with truncate: true to cut the document)`,
+      );
+    }
+    if (query.length >= this.maxTokens) throw new LlamaDialogError('InputTooLong', `the query alone has ${query.length} tokens; the limit is ${this.maxTokens}`);
+    const pair = new Int32Array(Math.min(length, this.maxTokens));
+    pair.set(query, 0);
+    pair.set(body.subarray(0, pair.length - query.length), query.length);
+    // A cut document keeps its closing special token ([SEP]) last, as a cut text does.
+    if (length > this.maxTokens) pair[pair.length - 1] = body[body.length - 1]!;
+    return pair;
   }
 
   // Keeps the vocabulary's closing special token (BERT's [SEP]) where the model expects it: the first maxTokens − 1

@@ -36,6 +36,11 @@ export interface SyntheticBertOptions {
   /** Weights are a pure function of (seed, shape, vocabulary); default 0. */
   seed?: number;
   shape?: SyntheticBertShape;
+  /**
+   * A reranker instead of an embedder: rank pooling (`bert.pooling_type` 4) and a classification head on [CLS]
+   * (`cls.weight`/`cls.bias`, then `cls.output.weight`/`cls.output.bias` to one score), as a cross-encoder GGUF has.
+   */
+  reranker?: boolean;
   onProgress?: (progress: GgufWriteProgress) => void;
 }
 
@@ -80,7 +85,7 @@ export async function writeSyntheticBert(options: SyntheticBertOptions): Promise
   const u32 = (value: number): GgufMetadataValue => ({ type: 'uint32', value });
   writer
     .setMetadata('general.architecture', { type: 'string', value: 'bert' })
-    .setMetadata('general.name', { type: 'string', value: 'llama-dialog synthetic bert' })
+    .setMetadata('general.name', { type: 'string', value: options.reranker ? 'llama-dialog synthetic bert reranker' : 'llama-dialog synthetic bert' })
     .setMetadata('general.description', { type: 'string', value: `Random weights for tests (seed ${seed}, generator v${SYNTHETIC_BERT_VERSION}); its embeddings mean nothing.` })
     .setMetadata('general.file_type', u32(1))
     .setMetadata('bert.context_length', u32(shape.contextLength))
@@ -90,7 +95,7 @@ export async function writeSyntheticBert(options: SyntheticBertOptions): Promise
     .setMetadata('bert.attention.head_count', u32(shape.heads))
     .setMetadata('bert.attention.layer_norm_epsilon', { type: 'float32', value: 1e-12 })
     .setMetadata('bert.attention.causal', { type: 'bool', value: false })
-    .setMetadata('bert.pooling_type', u32(1))
+    .setMetadata('bert.pooling_type', u32(options.reranker ? 4 : 1))
     .setMetadata('tokenizer.ggml.token_type_count', u32(tokenTypes));
   for (const [key, value] of vocab.metadata) {
     if (key.startsWith('tokenizer.') && key !== 'tokenizer.ggml.token_type_count') writer.setMetadata(key, value);
@@ -142,6 +147,13 @@ export async function writeSyntheticBert(options: SyntheticBertOptions): Promise
     vector(`${block}.ffn_down.bias`, d, 0);
     vector(`${block}.layer_output_norm.weight`, d, 1);
     vector(`${block}.layer_output_norm.bias`, d, 0);
+  }
+  if (options.reranker) {
+    // llama.cpp's rank head: tanh(cls · [CLS] + b), then cls.output to n_cls_out (1) scores.
+    float32Matrix('cls.weight', d, d, 1 / Math.sqrt(d));
+    vector('cls.bias', d, 0);
+    float32Matrix('cls.output.weight', d, 1, 1 / Math.sqrt(d));
+    vector('cls.output.bias', 1, 0);
   }
 
   const temporaryPath = `${options.outPath}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;

@@ -58,13 +58,23 @@ export function ensureTestModel(preset: SyntheticPreset = 'tiny', vocab = 'llama
  * first use with the same write-then-rename safety as {@link ensureTestModel}.
  */
 export function ensureTestBert(): Promise<string> {
-  const path = join(modelCacheDir, `synthetic-bert-tiny-bert-bge-seed${TEST_MODEL_SEED}-v${SYNTHETIC_BERT_VERSION}.gguf`);
+  return ensureSyntheticBert(false);
+}
+
+/** The synthetic BERT as a reranker (rank pooling, a classification head): what `rank()` runs on in the fast tiers. */
+export function ensureTestBertReranker(): Promise<string> {
+  return ensureSyntheticBert(true);
+}
+
+function ensureSyntheticBert(reranker: boolean): Promise<string> {
+  const kind = reranker ? 'bert-reranker' : 'bert';
+  const path = join(modelCacheDir, `synthetic-${kind}-tiny-bert-bge-seed${TEST_MODEL_SEED}-v${SYNTHETIC_BERT_VERSION}.gguf`);
   let promise = pending.get(path);
   if (promise === undefined) {
     promise = (async () => {
       if (existsSync(path)) return path;
       mkdirSync(modelCacheDir, { recursive: true });
-      await writeSyntheticBert({ vocabPath: vocabPath('bert-bge'), outPath: path, seed: TEST_MODEL_SEED });
+      await writeSyntheticBert({ vocabPath: vocabPath('bert-bge'), outPath: path, seed: TEST_MODEL_SEED, reranker });
       return path;
     })();
     promise.catch(() => pending.delete(path));

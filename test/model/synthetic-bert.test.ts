@@ -8,7 +8,7 @@ import { loadModel } from '../../src/engine/load-model.js';
 import { GgufWriter } from '../../src/gguf/gguf-writer.js';
 import { GgmlType } from '../../src/gguf/gguf-types.js';
 import type { Model } from '../../src/engine/model.js';
-import { ensureTestBert } from '../kits/models.js';
+import { ensureTestBert, ensureTestBertReranker } from '../kits/models.js';
 import { cosineSimilarity, loadReferenceBert, type ReferenceBert } from '../kits/reference-bert.js';
 
 let model: Model;
@@ -98,6 +98,47 @@ describe('a BERT llama.cpp would abort on', () => {
       await expect(loadModel({ path })).rejects.toMatchObject({ errorName: 'ModelLoadFailed', message: expect.stringMatching(/token_types\.weight is f16/) });
     } finally {
       rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('rank() on the synthetic reranker (rank pooling, a classification head on [CLS])', () => {
+  const DOCUMENTS = ['Swords cost twelve silver.', 'The ferry runs at dawn.', 'Wolves hunt near the mill.', 'The curfew bell rings at nine.'];
+
+  it('gives one finite score per document, the same together as alone and in any order', async () => {
+    const reranker = await loadModel({ path: await ensureTestBertReranker() });
+    const context = await reranker.createEmbeddingContext({ threads: 1 });
+    try {
+      expect(reranker.info.pooling).toBe('rank');
+      expect(context).toMatchObject({ pooling: 'rank', dimensions: 1 });
+      const together = await context.rank('How much is a sword?', DOCUMENTS);
+      expect(together).toHaveLength(DOCUMENTS.length);
+      expect(together.every((score) => Number.isFinite(score))).toBe(true);
+      expect(new Set(together.map((score) => score.toFixed(6))).size).toBeGreaterThan(1);
+      const reversed = await context.rank('How much is a sword?', [...DOCUMENTS].reverse());
+      for (const [index, document] of DOCUMENTS.entries()) {
+        const [alone] = await context.rank('How much is a sword?', [document]);
+        expect(Math.abs(alone! - together[index]!), document).toBeLessThan(1e-4);
+        expect(Math.abs(reversed[DOCUMENTS.length - 1 - index]! - together[index]!)).toBeLessThan(1e-4);
+      }
+      // The pair is query then document: another query scores the same documents differently.
+      const other = await context.rank('When does the ferry leave?', DOCUMENTS);
+      expect(other.some((score, index) => Math.abs(score - together[index]!) > 1e-4)).toBe(true);
+      await expect(context.rank('query', [''])).rejects.toMatchObject({ errorName: 'InvalidArgument' });
+      await expect(context.rank('query', ['word '.repeat(600)])).rejects.toMatchObject({ errorName: 'InputTooLong' });
+      expect(await context.rank('query', [])).toEqual([]);
+    } finally {
+      await context.dispose();
+      await reranker.dispose();
+    }
+  });
+
+  it('an embedding model refuses rank, clearly', async () => {
+    const context = await model.createEmbeddingContext({ threads: 1 });
+    try {
+      await expect(context.rank('query', ['document'])).rejects.toMatchObject({ errorName: 'UnsupportedModel' });
+    } finally {
+      await context.dispose();
     }
   });
 });
