@@ -21,6 +21,7 @@
  * - diag: explains cache misses and assembles per-turn diagnostics from what graph nodes record.
  * - host: model registry, per-model scheduling, node caches; implements graph's inference port.
  * - agent: turn state machine, turn runner, session.
+ * - voice: speech for agents (sentence segmentation now; synthesis later), on the agent layer.
  * - server (TCP protocol) and bench (the benchmark harness) sit on the agent; only the CLI reaches bench.
  * - cli, then index.ts (the public surface).
  */
@@ -43,6 +44,7 @@ export const LAYERS = [
   { name: 'diag' },
   { name: 'host' },
   { name: 'agent' },
+  { name: 'voice' },
   { name: 'server', importedOnlyBy: ['cli', 'index'] },
   { name: 'bench', importedOnlyBy: ['cli'] },
   { name: 'cli' },
