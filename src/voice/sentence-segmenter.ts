@@ -124,7 +124,8 @@ export class SentenceSegmenter {
     let end = runEnd;
     while (isOneOf(CLOSERS, text[end])) end++;
     if (end >= text.length) return final ? { kind: 'boundary', end } : { kind: 'undecided' };
-    if (end >= known && text[end] !== ' ' && text[end] !== '\n') return { kind: 'undecided' };
+    // Trailing whitespace is not final: a removed emoji followed by punctuation takes the space before it back.
+    if (end >= known) return { kind: 'undecided' };
     if (text[end] !== ' ' && text[end] !== '\n') return { kind: 'none' }; // 3.14, e.g.x, example.com
     if (pending.insideLink[end]) return { kind: 'none' };
     if (end < this.minSentenceChars) return { kind: 'none' };

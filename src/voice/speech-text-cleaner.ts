@@ -37,7 +37,23 @@ const CONSTRUCT_REACH = 200;
 
 /** Why the scan stopped before the end: the construct starting there cannot be decided without more text. */
 class UndecidedConstruct {
+  /** The space before it may still be retracted (an emoji whose next character is unknown). */
+  retractsSpaceBefore = false;
   constructor(readonly at: number) {}
+}
+
+const CLOSING_PUNCTUATION = '.,!?;:…';
+
+function isPictograph(codePoint: number): boolean {
+  return PICTOGRAPH.test(String.fromCodePoint(codePoint));
+}
+
+function retractSpaces(chars: string[], sources: number[], insideLink: boolean[]): void {
+  while (chars[chars.length - 1] === ' ') {
+    chars.pop();
+    sources.pop();
+    insideLink.pop();
+  }
 }
 
 /** Removes unspeakable markup from text, keeping each kept character's raw offset. */
@@ -67,6 +83,7 @@ export class SpeechTextCleaner {
       this.scan(raw, start, end, final, chars, sources, insideLink);
     } catch (error) {
       if (!(error instanceof UndecidedConstruct)) throw error;
+      if (error.retractsSpaceBefore) retractSpaces(chars, sources, insideLink);
       stopped = true;
     }
     return collapseWhitespace(chars, sources, insideLink, final && !stopped);
@@ -138,8 +155,19 @@ export class SpeechTextCleaner {
       const codePoint = raw.codePointAt(index) as number;
       if (codePoint >= 0xd800 && codePoint <= 0xdbff) peek(index + 1, index); // half a surrogate pair so far
       const width = codePoint > 0xffff ? 2 : 1;
-      if (PICTOGRAPH.test(String.fromCodePoint(codePoint))) {
-        index += width;
+      if (isPictograph(codePoint)) {
+        let runEnd = index + width;
+        while (runEnd < end && isPictograph(raw.codePointAt(runEnd) as number)) runEnd += (raw.codePointAt(runEnd) as number) > 0xffff ? 2 : 1;
+        // "Nice to see you 😀!" reads "Nice to see you!": the space before a removed emoji goes when punctuation follows.
+        let next: string | undefined;
+        try {
+          next = peek(runEnd, index);
+        } catch (error) {
+          if (error instanceof UndecidedConstruct) error.retractsSpaceBefore = true;
+          throw error;
+        }
+        if (next !== undefined && CLOSING_PUNCTUATION.includes(next)) retractSpaces(chars, sources, insideLink);
+        index = runEnd;
         continue;
       }
       if (char === '`') {

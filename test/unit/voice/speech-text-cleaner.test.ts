@@ -15,6 +15,7 @@ describe('SpeechTextCleaner', () => {
     ['a <b>bold</b> <br/> word, 3 < 4 > 2', 'a bold word, 3 < 4 > 2'],
     ['hi 😀👍🏽 family 👨‍👩‍👧 flag 🇫🇷 heart ❤️ end', 'hi family flag heart end'],
     ['keycap 1️⃣ and © stay spoken?', 'keycap 1 and stay spoken?'],
+    ['nice to see you 😀! and you 👍🏽 there', 'nice to see you! and you there'],
     ['  spaced \t out \n\n\n lines  ', 'spaced out\nlines'],
     ['*waves* Hello *bows deeply* there', 'Hello there'],
     ['a lone * star and *unclosed text', 'a lone star and unclosed text'],
