@@ -157,8 +157,11 @@ export class SpeechTextCleaner {
       const width = codePoint > 0xffff ? 2 : 1;
       if (isPictograph(codePoint)) {
         let runEnd = index + width;
-        while (runEnd < end && isPictograph(raw.codePointAt(runEnd) as number)) runEnd += (raw.codePointAt(runEnd) as number) > 0xffff ? 2 : 1;
-        // "Nice to see you 😀!" reads "Nice to see you!": the space before a removed emoji goes when punctuation follows.
+        for (let next = raw.codePointAt(runEnd); runEnd < end && isPictograph(next as number); next = raw.codePointAt(runEnd)) {
+          runEnd += (next as number) > 0xffff ? 2 : 1;
+        }
+        // "Nice to see you 😀!" reads "Nice to see you!": the space before a removed emoji goes when punctuation
+        // follows.
         let next: string | undefined;
         try {
           next = peek(runEnd, index);
