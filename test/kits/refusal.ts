@@ -11,3 +11,14 @@ export function refusal(action: () => unknown): string {
   }
   throw new Error('expected a refusal');
 }
+
+/** The numeric code of the LlamaDialogError `promise` rejects with; fails the test when it resolves or rejects otherwise. */
+export async function refusalCode(promise: Promise<unknown>): Promise<number> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(LlamaDialogError);
+    return (error as LlamaDialogError).code;
+  }
+  throw new Error('expected a refusal');
+}

@@ -7,14 +7,8 @@ import { Session } from '../../src/agent/session.js';
 import { engineModelLoader } from '../../src/host/model-loader.js';
 import { REAL_AGENT, nodeDiagnostics } from '../kits/real-models.js';
 import { realModelPath } from './real-model-kit.js';
+import { LORE, LORE_FIELDS } from '../kits/harrowford-lore.js';
 
-const LORE = [
-  { id: 'smithy-prices', text: 'Brann the blacksmith sells swords for twelve silver and axes for eight.', metadata: { place: 'market' } },
-  { id: 'curfew', text: 'The curfew bell rings at the ninth hour; after it the north gate stays shut until dawn.', metadata: { place: 'gate' } },
-  { id: 'ferry', text: 'The river ferry costs two copper coins and runs from dawn to dusk.', metadata: { place: 'harbour' } },
-  { id: 'wolves', text: 'Wolves have been seen near the old mill after dark.', metadata: { place: 'mill' } },
-  { id: 'temple', text: 'The temple of the Dawn Mother keeps silence from sunset until the first bell.', metadata: { place: 'temple' } },
-];
 const INTENT_EXAMPLES = [
   { id: 'g1', text: 'Hello there!', metadata: { intent: 'greet' } },
   { id: 'g2', text: 'Good morning, friend.', metadata: { intent: 'greet' } },
@@ -36,7 +30,7 @@ beforeAll(async () => {
   await session.createKnowledgeBase({
     name: 'lore',
     records: LORE,
-    fields: [{ name: 'place', type: 'string', default: 'town' }],
+    fields: LORE_FIELDS,
     embeddingModel: 'minilm',
   });
   await session.createKnowledgeBase({

@@ -18,15 +18,9 @@ import { SessionRequests } from '../../src/server/session-requests.js';
 import { ServeProcess } from '../helpers/serve-process.js';
 import { REAL_AGENT, nodeDiagnostics } from '../kits/real-models.js';
 import { realModelPath } from './real-model-kit.js';
+import { refusalCode } from '../kits/refusal.js';
+import { LORE, LORE_FIELDS } from '../kits/harrowford-lore.js';
 
-const LORE = [
-  { id: 'smithy-prices', text: 'Brann the blacksmith sells swords for twelve silver and axes for eight.', metadata: { place: 'market' } },
-  { id: 'curfew', text: 'The curfew bell rings at the ninth hour; after it the north gate stays shut until dawn.', metadata: { place: 'gate' } },
-  { id: 'ferry', text: 'The river ferry costs two copper coins and runs from dawn to dusk.', metadata: { place: 'harbour' } },
-  { id: 'wolves', text: 'Wolves have been seen near the old mill after dark.', metadata: { place: 'mill' } },
-  { id: 'temple', text: 'The temple of the Dawn Mother keeps silence from sunset until the first bell.', metadata: { place: 'temple' } },
-];
-const FIELDS = [{ name: 'place', type: 'string', default: 'town' }];
 
 const GRAPH = {
   start: 'lookup',
@@ -58,7 +52,7 @@ beforeAll(async () => {
   outside = mkdtempSync(join(tmpdir(), 'llama-dialog-wire-knowledge-outside-'));
   writeFileSync(join(outside, 'secret.json'), JSON.stringify({ version: 1, embeddingModel: 'minilm', recordsFile: 'lore.kb.json' }));
   symlinkSync(join(outside, 'secret.json'), join(root, 'link.json'));
-  writeFileSync(join(root, 'lore.json'), JSON.stringify({ version: 1, embeddingModel: 'minilm', recordsFile: 'lore.kb.json', indexFile: 'lore.index', fields: FIELDS }));
+  writeFileSync(join(root, 'lore.json'), JSON.stringify({ version: 1, embeddingModel: 'minilm', recordsFile: 'lore.kb.json', indexFile: 'lore.index', fields: LORE_FIELDS }));
   registry = new ModelRegistry({
     loader: engineModelLoader,
     catalog: {
@@ -81,16 +75,6 @@ async function session(): Promise<RemoteSession> {
   return (await connect('127.0.0.1', port)).create({ gameName: 'Harrowford' });
 }
 
-async function refusalCode(promise: Promise<unknown>): Promise<number> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(LlamaDialogError);
-    return (error as LlamaDialogError).code;
-  }
-  throw new Error('expected a refusal');
-}
-
 function lookupResults(diagnostics: unknown): { exit: string | null | undefined; ids: string[]; distances: number[] } {
   const lookup = nodeDiagnostics(diagnostics as TurnDiagnostics, 'lookup');
   const results = (lookup.data?.results ?? []) as { id: string; distance: number }[];
@@ -103,7 +87,7 @@ describe('knowledge bases over the protocol (real MiniLM + SmolLM2)', () => {
     expect(await remote.listEmbeddingModels()).toEqual(['minilm']);
     const progress: RemoteKnowledgeBaseProgress[] = [];
     const created = await remote.createKnowledgeBase(
-      { name: 'lore', records: LORE, fields: FIELDS, embeddingModel: 'minilm' },
+      { name: 'lore', records: LORE, fields: LORE_FIELDS, embeddingModel: 'minilm' },
       { onProgress: (event) => progress.push(event) },
     );
     expect(created).toEqual({ name: 'lore', recordCount: LORE.length, dimensions: 384, indexKind: 'exact', embedded: LORE.length, reused: 0 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type RemoteSession } from '../../src/server/client/index.js';
 import { createServer, type DialogServer } from '../../src/server/dialog-server.js';
 import { ModelRegistry } from '../../src/host/model-registry.js';
-import { LlamaDialogError } from '../../src/errors.js';
+import { refusalCode } from '../kits/refusal.js';
 
 let server: DialogServer;
 let port: number;
@@ -32,16 +32,6 @@ afterAll(async () => {
 
 async function session(): Promise<RemoteSession> {
   return (await connect('127.0.0.1', port)).create({ gameName: 'Ironvale' });
-}
-
-async function refusalCode(promise: Promise<unknown>): Promise<number> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(LlamaDialogError);
-    return (error as LlamaDialogError).code;
-  }
-  throw new Error('expected a refusal');
 }
 
 const canned = (storage: string) => ({
