@@ -207,13 +207,8 @@ export class Model implements Tokenizer {
         `${this.info.architecture} model declares no pooling, so it is not an embedding model; pass pooling 'mean' or 'last' to embed with it anyway`,
       );
     }
+    // A `sequences` that does not divide the batch is refused by the addon (native/embedder.cpp), before llama.cpp.
     const batchSize = parsed.batchSize ?? 512;
-    if (parsed.sequences !== undefined && (parsed.sequences > batchSize || batchSize % parsed.sequences !== 0)) {
-      throw new LlamaDialogError(
-        'InvalidArgument',
-        `createEmbeddingContext: sequences (${parsed.sequences}) must divide batchSize (${batchSize}); llama.cpp splits a batch evenly over its sequences`,
-      );
-    }
     const settings = {
       contextSize: parsed.contextSize ?? 0,
       batchSize,

@@ -214,7 +214,8 @@ export class KnowledgeBase {
       throw new LlamaDialogError('InvalidArgument', `topK must be a positive integer, got ${String(options.topK)}`);
     }
     const mask = options.filter && !options.filter.matchesEverything ? this.#maskFor(options.filter, options.agent) : undefined;
-    const result = this.#index.search(query, { k: options.topK, ...(mask ? { allowed: mask.mask } : {}) });
+    // The mask's count is cached with it: no pass over 100k bytes per search.
+    const result = this.#index.search(query, { k: options.topK, ...(mask ? { allowed: mask.mask, allowedCount: mask.allowed } : {}) });
     const threshold = options.threshold ?? 0;
     const hits: KnowledgeHit[] = [];
     for (const hit of result.hits) {

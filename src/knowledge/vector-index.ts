@@ -41,6 +41,8 @@ export interface VectorSearchOptions {
   maxDistance?: number;
   /** One byte per row, non-zero = allowed; rows not allowed are excluded during the search, before k is applied. */
   allowed?: Uint8Array;
+  /** How many rows `allowed` allows, when the caller knows it already (else it is counted here, one pass over the mask). */
+  allowedCount?: number;
 }
 
 export interface VectorSearchResult {
@@ -99,8 +101,8 @@ export class VectorIndex {
    * @throws LlamaDialogError InvalidArgument for a query of another dimension, a bad k, or a mask of another length.
    */
   search(query: Float32Array, options: VectorSearchOptions): VectorSearchResult {
-    let allowedCount: number | undefined;
-    if (options.allowed !== undefined) {
+    let allowedCount = options.allowedCount;
+    if (options.allowed !== undefined && allowedCount === undefined) {
       allowedCount = 0;
       for (const byte of options.allowed) if (byte !== 0) allowedCount++;
     }

@@ -66,6 +66,8 @@ export class ProjectionPlanner {
   /** Templates kept with their turns (placement.keep 'history'): the messages as sent, and the knowledge they showed. */
   private readonly keptFramings = new WeakMap<Readonly<Interaction>, { messages: PromptMessage[]; shown: ReadonlySet<string> }>();
   private lastKnowledge: KnowledgeUse = { shown: 0, tokens: 0, alreadyInHistory: 0, dropped: [] };
+  /** Token counts of knowledge texts: a chunk is counted once, not on every projection of its turn. */
+  private readonly knowledgeTokenCounts = new WeakMap<Readonly<KnowledgeItem>, number>();
 
   constructor(private readonly options: ProjectionPlannerOptions) {}
 
@@ -120,6 +122,15 @@ export class ProjectionPlanner {
     return this.lastKnowledge;
   }
 
+  private knowledgeTokens(item: Readonly<KnowledgeItem>): number {
+    let count = this.knowledgeTokenCounts.get(item);
+    if (count === undefined) {
+      count = this.options.tokenizer.tokenize(item.text).length;
+      this.knowledgeTokenCounts.set(item, count);
+    }
+    return count;
+  }
+
   /** The user's line with the rendered template around or inside it, as the placement says. */
   private framedInput(input: string, framing: string, settings: ProjectionSettings): PromptMessage[] {
     const { position, role } = settings.placement;
@@ -155,7 +166,7 @@ export class ProjectionPlanner {
         use.alreadyInHistory++;
         continue;
       }
-      const tokens = this.options.tokenizer.tokenize(item.text).length;
+      const tokens = this.knowledgeTokens(item);
       // Ranked nearest first: once one chunk does not fit, it and every chunk after it are dropped (a shorter,
       // lower-ranked chunk never takes the place of a nearer one).
       if (full || (settings.maxKnowledgeTokens > 0 && use.tokens + tokens > settings.maxKnowledgeTokens)) {

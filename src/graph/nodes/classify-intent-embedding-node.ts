@@ -3,7 +3,7 @@ import type { KnowledgeBase } from '../../knowledge/knowledge-base.js';
 import { defineNode, type GraphNode } from '../node-definition.js';
 import type { NodeRunContext } from '../node-run-context.js';
 import { INTENT_SLOT } from './classify-intent-node.js';
-import { CompiledFilters, filterParamSchema, filterProblem } from './knowledge-filter-param.js';
+import { CompiledFilters, filterParamSchema, filterProblem, filterVariables } from './knowledge-filter-param.js';
 
 const paramsSchema = z.strictObject({
   /** A session knowledge base whose records are example lines, each labelled in `metadataField`. Structural. */
@@ -53,8 +53,8 @@ class ClassifyIntentNode implements GraphNode {
       return 'notFound';
     }
     const vector = await run.embedQuery(base, query);
-    const variables = run.variables.toObject();
-    const { hits } = base.search(vector, { topK: params.diagnosticTopK, filter, agent: { get: (name) => variables[name] } });
+    const agent = filterVariables(filter, run.variables);
+    const { hits } = base.search(vector, { topK: params.diagnosticTopK, filter, ...(agent ? { agent } : {}) });
     const best = hits[0];
     const label = best?.record.metadata[params.metadataField];
     const topK = hits.map((hit) => ({ id: hit.record.id, distance: hit.distance, intent: hit.record.metadata[params.metadataField] ?? null }));

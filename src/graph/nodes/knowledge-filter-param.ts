@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { KnowledgeBase } from '../../knowledge/knowledge-base.js';
-import { compileRecordFilter, type RecordFilter } from '../../knowledge/record-filter.js';
+import { compileRecordFilter, type FilterVariables, type RecordFilter } from '../../knowledge/record-filter.js';
+import type { VariableStore } from '../variable-store.js';
 import { isLlamaDialogError } from '../../errors.js';
 
 /**
@@ -35,4 +36,14 @@ export class CompiledFilters {
     }
     return compiled;
   }
+}
+
+/**
+ * The agent variables a filter's `{agent: …}` operands read, or undefined when it reads none (most filters): the
+ * variables are copied only then, once per search.
+ */
+export function filterVariables(filter: RecordFilter, variables: VariableStore): FilterVariables | undefined {
+  if (filter.agentVariables.length === 0) return undefined;
+  const values = variables.toObject();
+  return { get: (name) => values[name] };
 }

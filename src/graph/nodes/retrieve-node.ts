@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineNode, type GraphNode } from '../node-definition.js';
 import type { NodeRunContext } from '../node-run-context.js';
-import { CompiledFilters, filterParamSchema, filterProblem } from './knowledge-filter-param.js';
+import { CompiledFilters, filterParamSchema, filterProblem, filterVariables } from './knowledge-filter-param.js';
 
 const paramsSchema = z.strictObject({
   /** Name of a session knowledge base (session.createKnowledgeBase). Structural. */
@@ -47,8 +47,8 @@ class RetrieveNode implements GraphNode {
       return 'notFound';
     }
     const vector = await run.embedQuery(base, query);
-    const variables = run.variables.toObject();
-    const result = base.search(vector, { topK: params.topK, threshold: params.threshold, filter, agent: { get: (name) => variables[name] } });
+    const agent = filterVariables(filter, run.variables);
+    const result = base.search(vector, { topK: params.topK, threshold: params.threshold, filter, ...(agent ? { agent } : {}) });
     for (const hit of result.hits) {
       run.dialog.addKnowledge({ text: hit.record.text, source, score: hit.distance, node: this.name, id: hit.record.id });
     }
