@@ -4,21 +4,14 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../../src/cli/command.js';
-import { runCli } from '../../../src/cli/run.js';
+import { runCapturedCli } from '../../kits/captured-cli.js';
 import { readGgufFile } from '../../../src/gguf/gguf-reader.js';
 import { writeTinyBertFolder } from '../../kits/tiny-bert.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'convert-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), stderrIsTty: false };
-  const code = await runCli(argv, io);
-  return { code, stdout, stderr };
-}
+const cli = runCapturedCli;
 
 describe('llama-dialog convert-embedder', () => {
   it('is listed, and prints its own help', async () => {

@@ -5,20 +5,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isLlamaDialogError } from '../../../src/errors.js';
 import { readGgufFile } from '../../../src/gguf/gguf-reader.js';
 import { listVocabNames, resolveVocabPath } from '../../../src/synthetic/synthetic-vocab.js';
-import type { CliIo } from '../../../src/cli/command.js';
-import { runCli } from '../../../src/cli/run.js';
+import { runCapturedCli } from '../../kits/captured-cli.js';
 import { llamaCppDir, vocabPath } from '../../helpers/llama-cpp.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'synthetic-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), stderrIsTty: false };
-  const code = await runCli(argv, io);
-  return { code, stdout, stderr };
-}
+const cli = runCapturedCli;
 
 describe('llama-dialog command dispatch', () => {
   it('lists commands and exits 2 without a command; exits 0 for --help', async () => {
