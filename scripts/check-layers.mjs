@@ -16,12 +16,13 @@
  * - gguf, synthetic: file tooling; synthetic writes GGUFs and finds the package root through the loader.
  * - models: the model cache, the pinned real models (test-models.json) and downloads into the cache.
  * - knowledge: string storages, knowledge bases, filters and vector search (embeds through engine).
+ * - voice: speech synthesis (voices, the sherpa-onnx engine, voice import), sentence segmentation, audio cache;
+ *   below graph so speaking nodes and the agent can use it, above models for the fetch-and-pin cache.
  * - dialog → prompt: the projector reads the dialog, the dialog knows nothing of prompts.
  * - graph: the node contract and node types; it sees models only through interfaces it declares.
  * - diag: explains cache misses and assembles per-turn diagnostics from what graph nodes record.
  * - host: model registry, per-model scheduling, node caches; implements graph's inference port.
  * - agent: turn state machine, turn runner, session.
- * - voice: speech for agents (sentence segmentation now; synthesis later), on the agent layer.
  * - server (TCP protocol) and bench (the benchmark harness) sit on the agent; only the CLI reaches bench.
  * - cli, then index.ts (the public surface).
  */
@@ -38,13 +39,13 @@ export const LAYERS = [
   { name: 'synthetic' },
   { name: 'models' },
   { name: 'knowledge' },
+  { name: 'voice' },
   { name: 'dialog' },
   { name: 'prompt' },
   { name: 'graph' },
   { name: 'diag' },
   { name: 'host' },
   { name: 'agent' },
-  { name: 'voice' },
   { name: 'server', importedOnlyBy: ['cli', 'index'] },
   { name: 'bench', importedOnlyBy: ['cli'] },
   { name: 'cli' },

@@ -21,6 +21,8 @@ export const ErrorCode = {
   /** A storage of a kind the node cannot use (IntentToInstruction needs a Map). */
   StorageWrongKind: 3011,
   AgentNotPaused: 3012,
+  /** A graph with a Speak or GenerateAndSpeak node, created without `voice` (or with a voice that is not a tts model). */
+  VoiceRequired: 3013,
   InferenceFailed: 4001,
   InferenceTimeout: 4002,
   MaxStepsExceeded: 4003,
@@ -59,6 +61,15 @@ export const ErrorCode = {
   MalformedModelFile: 4040,
   /** The input is readable but is not a model the converter handles: missing config, tensor or vocabulary, wrong shape. */
   ConversionFailed: 4041,
+  // Voice (speech synthesis): the voice named, its files, the engine package, one synthesis.
+  /** A voice name that is not a `purpose: 'tts'` entry of the model catalog. */
+  VoiceNotFound: 4050,
+  /** A voice folder refused before the engine sees it: a missing file, an ONNX without the engine's metadata, a bad sample rate. */
+  InvalidVoice: 4051,
+  /** The optional speech engine package (sherpa-onnx-node) is not installed or its native library does not load. */
+  TtsEngineUnavailable: 4052,
+  /** The engine failed on one text; the turn goes on without that sentence's audio. */
+  SpeechSynthesisFailed: 4053,
   MalformedMessage: 5001,
   UnknownMessageType: 5002,
   FrameTooLarge: 5003,
