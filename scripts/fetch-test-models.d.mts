@@ -8,3 +8,17 @@ export function fetchTestModels(
   names: string[],
   options?: { env?: NodeJS.ProcessEnv; log?: (line: string) => void; manifestPath?: string },
 ): Promise<Record<string, string>>;
+export interface ManifestVoice {
+  name: string;
+  folder: string;
+  package: string;
+  version: string;
+  imported: { model: string; tokens: string };
+}
+export function readManifestVoices(path?: string): ManifestVoice[];
+export function voiceFolderPath(voice: ManifestVoice, env?: NodeJS.ProcessEnv): string;
+export function verifyVoiceFolder(voice: ManifestVoice, path: string): Promise<string | null>;
+export function fetchTestVoices(
+  names: string[],
+  options?: { env?: NodeJS.ProcessEnv; log?: (line: string) => void; manifestPath?: string },
+): Promise<Record<string, string>>;

