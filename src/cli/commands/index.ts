@@ -7,6 +7,7 @@ import { inspectCommand } from './inspect.js';
 import { pullCommand } from './pull.js';
 import { serveCommand } from './serve.js';
 import { synthModelCommand } from './synth-model.js';
+import { voiceCommand } from './voice.js';
 
 /** Every command, in the order `llama-dialog --help` lists them. A new command is one file plus one line here. */
-export const commands: readonly CliCommand[] = [synthModelCommand, benchCommand, chatCommand, inspectCommand, pullCommand, buildFromSourceCommand, serveCommand, convertEmbedderCommand];
+export const commands: readonly CliCommand[] = [synthModelCommand, benchCommand, chatCommand, inspectCommand, pullCommand, buildFromSourceCommand, serveCommand, convertEmbedderCommand, voiceCommand];
