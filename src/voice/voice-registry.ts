@@ -2,7 +2,7 @@
  * One loaded voice per (folder, threads), shared by every agent that speaks with it: a 60 MB model loaded once, and
  * one synthesis strand per voice however many agents use it (the voice's own queue serialises them).
  */
-import { realpath } from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LlamaDialogError } from '../errors.js';
 import type { TtsVoice, VoiceLoader } from './tts-voice.js';
@@ -32,7 +32,9 @@ export class VoiceRegistry {
     const threads = options.threads ?? 1;
     let real: string;
     try {
-      real = await realpath(resolve(folder));
+      // Synchronous on purpose: an acquire joins a load in progress in the same tick it is called, so concurrent
+      // callers share one load whatever the order their I/O completes in.
+      real = realpathSync(resolve(folder));
     } catch (error) {
       throw new LlamaDialogError('InvalidVoice', `voice folder ${resolve(folder)} does not exist; pass the folder \`llama-dialog voice import\` wrote`, { cause: error });
     }
