@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { LlamaDialogError } from '../errors.js';
+import { missingEspeakFiles } from './espeak-data.js';
 import { loadSherpaModule, type ModuleResolver, type SherpaOfflineTts } from './sherpa-loader.js';
 import { changeTempo } from './time-stretch.js';
 import type { PcmFormat, SpeechRequest, TtsVoice, VoiceLoader } from './tts-voice.js';
@@ -75,9 +76,22 @@ class SherpaVoice implements TtsVoice {
     }
     const { signal } = request;
     if (signal?.aborted === true) return Promise.reject(aborted());
-    const job = this.queue.then(() => this.run(request));
+    let started = false;
+    const job = this.queue.then(() => {
+      started = true;
+      return this.run(request);
+    });
     this.queue = job.catch(() => undefined);
-    return job;
+    if (signal === undefined) return job;
+    // A job still waiting in the queue rejects at once when aborted (cancel must not wait for the sentences ahead of
+    // it); it is skipped when its turn comes. A running job cannot be stopped mid-sentence: it rejects when it ends.
+    return new Promise<Int16Array>((resolve, reject) => {
+      const onAbort = (): void => {
+        if (!started) reject(aborted());
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      job.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
   }
 
   private async run(request: SpeechRequest): Promise<Int16Array> {
@@ -108,6 +122,24 @@ class SherpaVoice implements TtsVoice {
   }
 }
 
+// sherpa-onnx initialises espeak-ng once per process, with the first voice's dataDir, and silently ignores the dir of
+// every later voice. So the first dir is the process's, and a later voice is checked against it, not its own.
+let espeakDataDirOfProcess: string | undefined;
+
+function processEspeakDataDir(voice: CheckedVoiceFolder): string {
+  if (espeakDataDirOfProcess === undefined) return voice.espeakDataDir;
+  if (espeakDataDirOfProcess !== voice.espeakDataDir) {
+    const missing = missingEspeakFiles(espeakDataDirOfProcess, voice.manifest.espeakVoice);
+    if (missing.length > 0) {
+      throw new LlamaDialogError(
+        'InvalidVoice',
+        `${voice.folder}: sherpa-onnx uses one espeak-ng data dir per process, ${espeakDataDirOfProcess} (the first voice's), which lacks ${missing.join(', ')} for this voice; give every voice the same complete data dir`,
+      );
+    }
+  }
+  return espeakDataDirOfProcess;
+}
+
 /**
  * A {@link VoiceLoader} for sherpa-onnx with fixed options. The folder is checked completely (readVoiceFolder) before
  * sherpa sees it, because sherpa exits the process on a bad model.
@@ -117,12 +149,13 @@ export function createSherpaVoiceLoader(options: SherpaVoiceLoaderOptions = {}):
     if (!Number.isInteger(threads) || threads < 1) throw new LlamaDialogError('InvalidArgument', `threads must be a positive integer, got ${String(threads)}`);
     const sherpa = loadSherpaModule(options.resolver);
     const voice = readVoiceFolder(folder, options.espeakData === undefined ? {} : { espeakData: options.espeakData });
+    const dataDir = processEspeakDataDir(voice);
     const { inference } = voice.manifest;
     let engine: SherpaOfflineTts;
     try {
       engine = await sherpa.OfflineTts.createAsync({
         model: {
-          vits: { model: voice.modelPath, tokens: voice.tokensPath, dataDir: voice.espeakDataDir, noiseScale: inference.noiseScale, noiseScaleW: inference.noiseW, lengthScale: inference.lengthScale },
+          vits: { model: voice.modelPath, tokens: voice.tokensPath, dataDir, noiseScale: inference.noiseScale, noiseScaleW: inference.noiseW, lengthScale: inference.lengthScale },
           numThreads: threads,
           debug: false,
           provider: 'cpu',
@@ -133,6 +166,8 @@ export function createSherpaVoiceLoader(options: SherpaVoiceLoaderOptions = {}):
     } catch (error) {
       throw new LlamaDialogError('InvalidVoice', `sherpa-onnx could not load ${voice.modelPath}: ${(error as Error).message}`, { cause: error });
     }
+    // Recorded once sherpa has loaded a voice: that is when it initialised espeak-ng with this dir.
+    espeakDataDirOfProcess ??= dataDir;
     if (engine.sampleRate !== voice.manifest.sampleRate) {
       throw new LlamaDialogError('InvalidVoice', `${voice.modelPath}: sherpa-onnx reports ${engine.sampleRate} Hz, voice.json says ${voice.manifest.sampleRate}; re-import the voice`);
     }

@@ -29,19 +29,24 @@ export function changeTempo(samples: Float32Array, sampleRate: number, speed: nu
 
   const output = new Float32Array(outputLength + frame);
   const weight = new Float32Array(outputLength + frame);
-  const at = (position: number): number => (position >= 0 && position < samples.length ? samples[position]! : 0);
+  // The input with silence around it, so the inner loops index without bounds checks (they are the whole cost).
+  const margin = frame + tolerance + 2;
+  const padded = new Float32Array(samples.length + 2 * margin + Math.ceil(analysisHop) + frame);
+  padded.set(samples, margin);
+  const lastStart = samples.length + margin;
 
-  let previous = 0; // input start of the frame placed last
+  let previous = margin; // padded start of the frame placed last
   for (let outputStart = 0, index = 0; outputStart < outputLength; outputStart += synthesisHop, index++) {
-    let start = Math.round(index * analysisHop);
+    let start = Math.min(margin + Math.round(index * analysisHop), lastStart);
     if (index > 0) {
       // The frame that would naturally follow the last one placed; pick the candidate near `start` most like it,
-      // so overlapping frames add in phase instead of cancelling.
-      const natural = previous + synthesisHop;
-      // Coarse search on every 2nd offset, then the two neighbours of the best: half the work of a full search.
+      // so overlapping frames add in phase instead of cancelling. Coarse search on every 2nd offset, then the two
+      // neighbours of the best: half the work of a full search.
+      const natural = Math.min(previous + synthesisHop, lastStart);
       const similarity = (candidate: number): number => {
         let score = 0;
-        for (let k = 0; k < frame; k += CORRELATION_STEP) score += at(candidate + k) * at(natural + k);
+        // Only the half that will overlap the frame already placed decides whether they add in phase.
+        for (let k = 0; k < synthesisHop; k += CORRELATION_STEP) score += padded[candidate + k]! * padded[natural + k]!;
         return score;
       };
       let best = start;
@@ -63,7 +68,7 @@ export function changeTempo(samples: Float32Array, sampleRate: number, speed: nu
       start = best;
     }
     for (let k = 0; k < frame; k++) {
-      output[outputStart + k]! += at(start + k) * window[k]!;
+      output[outputStart + k]! += padded[start + k]! * window[k]!;
       weight[outputStart + k]! += window[k]!;
     }
     previous = start;

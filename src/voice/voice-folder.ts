@@ -144,6 +144,12 @@ export function readVoiceFolder(folder: string, options: ReadVoiceFolderOptions 
     throw refuse(manifestPath, `speakers ${manifest.speakers} differs from the model's metadata n_speakers "${metadata.get('n_speakers')}"`, REIMPORT);
   }
 
+  const metadataVoice = metadata.get('voice');
+  // sherpa phonemizes with the metadata's voice; voice.json's decides which dictionary we check for.
+  if (metadataVoice !== undefined && metadataVoice !== manifest.espeakVoice) {
+    throw refuse(manifestPath, `espeakVoice "${manifest.espeakVoice}" differs from the model's metadata voice "${metadataVoice}"`, REIMPORT);
+  }
+
   const tokensPath = join(root, manifest.tokens);
   requireFile(tokensPath, 'the tokens file');
   const tokenCount = parseTokensFile(readFileSync(tokensPath, 'utf8'), tokensPath).size;

@@ -9,8 +9,9 @@ import { LlamaDialogError } from '../../../src/errors.js';
 import { loadSherpaModule, sherpaPlatformPackage, type ModuleResolver, type SherpaModule, type SherpaOfflineTtsConfig } from '../../../src/voice/sherpa-loader.js';
 import { checkSpeechRequest, createSherpaVoiceLoader, floatToPcm16 } from '../../../src/voice/sherpa-voice.js';
 import { refusal, refusalCode } from '../../kits/refusal.js';
-import { writeFakeEspeakData, writeFakeVoiceFolder } from '../../kits/voice-files.js';
+import { PIPER_SHERPA_METADATA, writeFakeEspeakData, writeFakeVoiceFolder } from '../../kits/voice-files.js';
 import { ErrorCode } from '../../../src/errors.js';
+import { deferred } from '../../kits/deferred.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sherpa-voice-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -128,6 +129,50 @@ describe('sherpa voice (fake engine)', () => {
     const second = voice.synthesize({ text: 'b', speakerId: 0, speed: 1 });
     expect(await refusalCode(first)).toBe(ErrorCode.SpeechSynthesisFailed);
     expect((await second).length).toBe(10);
+  });
+
+  it('a job aborted while queued rejects at once and never reaches the engine; the running one completes', async () => {
+    const gate = deferred<void>();
+    const texts: string[] = [];
+    const gated: SherpaModule = {
+      OfflineTts: {
+        createAsync: async () => ({
+          sampleRate: 22050,
+          numSpeakers: 1,
+          generateAsync: async ({ text }) => {
+            texts.push(text);
+            if (text === 'first') await gate.promise;
+            return { samples: new Float32Array(4), sampleRate: 22050 };
+          },
+        }),
+      },
+    };
+    const voice = await createSherpaVoiceLoader({ resolver: fakeResolver(gated) })(voiceFolder, { threads: 1 });
+    const controller = new AbortController();
+    const first = voice.synthesize({ text: 'first', speakerId: 0, speed: 1 });
+    const second = voice.synthesize({ text: 'second', speakerId: 0, speed: 1, signal: controller.signal });
+    const third = voice.synthesize({ text: 'third', speakerId: 0, speed: 1 });
+    controller.abort();
+    // Rejected while 'first' still holds the engine (the gate is closed).
+    expect(await refusalCode(second)).toBe(ErrorCode.Aborted);
+    gate.resolve();
+    expect((await first).length).toBe(4);
+    expect((await third).length).toBe(4);
+    expect(texts).toEqual(['first', 'third']);
+  });
+
+  it('every voice of a process gets the first voice\'s espeak-ng data dir (sherpa initialises espeak once)', async () => {
+    const configs: SherpaOfflineTtsConfig[] = [];
+    const load = createSherpaVoiceLoader({ resolver: fakeResolver(fakeSherpa(configs)) });
+    await load(voiceFolder, { threads: 1 });
+    const otherData = writeFakeEspeakData(join(dir, 'other-espeak'));
+    const otherFolder = join(dir, 'other-voice');
+    writeFakeVoiceFolder(otherFolder, { espeakData: otherData });
+    await load(otherFolder, { threads: 1 });
+    expect(configs.map((config) => config.model.vits.dataDir)).toEqual([espeakData, espeakData]);
+    const germanFolder = join(dir, 'german-voice');
+    writeFakeVoiceFolder(germanFolder, { espeakData: writeFakeEspeakData(join(dir, 'german-espeak'), ['de_dict']), manifest: { espeakVoice: 'de' }, metadata: { ...PIPER_SHERPA_METADATA, voice: 'de' } });
+    await expect(load(germanFolder, { threads: 1 })).rejects.toThrow(/one espeak-ng data dir per process.*lacks de_dict/);
   });
 
   it('Float32 → Int16 clamps', () => {

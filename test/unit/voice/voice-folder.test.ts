@@ -74,6 +74,10 @@ describe('readVoiceFolder', () => {
     expect(refusalMessage(folder({ manifest: { speakers: 4 } }))).toMatch(/speakers 4 differs from the model's metadata n_speakers "1"/);
   });
 
+  it('an espeak voice that differs from the metadata voice is refused', () => {
+    expect(refusalMessage(folder({ manifest: { espeakVoice: 'en-gb' } }))).toMatch(/espeakVoice "en-gb" differs from the model's metadata voice "en-us"/);
+  });
+
   it('an empty or malformed tokens.txt is refused', () => {
     expect(refusalMessage(folder({ tokens: '' }))).toMatch(/tokens\.txt: has no tokens/);
     expect(refusalMessage(folder({ tokens: 'a 1\nbroken\n' }))).toMatch(/tokens\.txt: line 2/);
