@@ -149,7 +149,8 @@ describe('joe-medium through sherpa-onnx', () => {
       const killed = await run(process.execPath, [direct]);
       expect(killed.stdout).not.toContain('survived');
       expect(killed.stdout).not.toContain('threw');
-      expect(killed.code === 0 && killed.signal === null && killed.stdout === '').toBe(false);
+      expect(killed.code).not.toBe(0); // 255 with sherpa-onnx-node 1.13.8
+      expect(killed.stderr).toMatch(/does not exist in the metadata/);
     });
   });
 
@@ -208,9 +209,13 @@ describe('joe-medium through sherpa-onnx', () => {
       try {
         const first = queued.synthesize({ text: 'First.', speakerId: 0, speed: 1 });
         const second = queued.synthesize({ text: 'Second.', speakerId: 0, speed: 1, signal: controller.signal });
+        // Its rejection comes while 'First.' runs: take it now, so it is never an unhandled rejection.
+        const secondOutcome = second.then(() => 'resolved', (error: unknown) => error);
         const third = queued.synthesize({ text: 'Third.', speakerId: 0, speed: 1 });
         expect((await first).length).toBeGreaterThan(0);
-        await expect(second).rejects.toSatisfy((error) => error instanceof LlamaDialogError && error.errorName === 'Aborted');
+        const outcome = await secondOutcome;
+        expect(outcome).toBeInstanceOf(LlamaDialogError);
+        expect((outcome as LlamaDialogError).errorName).toBe('Aborted');
         expect((await third).length).toBeGreaterThan(0);
         expect(events).toEqual(['start First.', 'end First.', 'start Third.', 'end Third.']);
       } finally {
