@@ -261,7 +261,7 @@ export class Connection {
   }
 
   private writeToSocket(frame: Buffer, onFlushed: () => void): void {
-    if (this.socket.destroyed) return;
+    if (this.socket.destroyed || this.socket.writableEnded) return;
     // Frames produced in one tick (a final answer and TurnComplete, say) leave in one write.
     if (!this.corked) {
       this.corked = true;
