@@ -7,6 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeAudioFrame } from '../../src/server/frame-codec.js';
 import { connect, collectTurnAudio, writeTurnWav, type RemoteTtsAudioEvent } from '../../src/server/client/index.js';
 import type { TtsAudioEvent } from '../../src/voice/speech-events.js';
 import { deferred } from '../kits/deferred.js';
@@ -196,6 +197,11 @@ describe('speech on the wire', () => {
     ]);
     expect(agent.deliveryModes).toEqual([]);
     expect(agent.voice).toEqual(voice);
+    // Audio frames go one way: from a client, one is a malformed message and the connection stays open.
+    const before = client.received.length;
+    client.write(encodeAudioFrame({ type: 'TtsAudio', requestId: 'up' }, new Int16Array([1, 2])));
+    expect(await client.waitFor((message) => message.type === 'ErrorResponse', before)).toMatchObject({ code: 5001, name: 'MalformedMessage' });
+    expect(await client.request({ type: 'ListVoices' })).toMatchObject({ type: 'VoiceList', voices: ['joe-medium', 'amy-low'] });
     await client.close();
   });
 });
