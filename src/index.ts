@@ -115,5 +115,14 @@ export type { CacheMissCause, CacheMissCause as DiagnosticsCacheMissCause } from
 // Server: the session protocol for game engines (SPEC §9; the client is `llama-dialog/client`)
 export { createServer, DialogServer, type ConnectionClosedEvent, type DialogServerEvents } from './server/dialog-server.js';
 export { serverLimitDefaults, type ServerOptions } from './server/server-options.js';
-export { MAX_FRAME_BYTES, FrameDecoder, encodeFrame, decodeFramePayload } from './server/frame-codec.js';
+export {
+  MAX_FRAME_BYTES,
+  AUDIO_FRAME_TAG,
+  FrameDecoder,
+  encodeFrame,
+  decodeFramePayload,
+  encodeAudioFrame,
+  decodeAudioFramePayload,
+  decodeServerPayload,
+} from './server/frame-codec.js';
 export { PROTOCOL_VERSION, clientMessageSchemas, serverMessageSchemas } from './server/protocol-messages.js';

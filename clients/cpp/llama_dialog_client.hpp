@@ -30,6 +30,10 @@
 //     client.send_message(npc, "Good morning!", on);
 //     llama_dialog::TurnComplete done = client.run_until_turn_complete(npc);
 //
+// Speech (an agent created with a "voice"): on.on_tts_audio_format hears the turn's sample rate once, then
+// on.on_tts_audio every chunk of mono int16 samples in order, all before on_complete. wav::encode() turns
+// the collected samples into a WAV file's bytes.
+//
 // Errors: every failure is thrown as llama_dialog::Error. An ErrorResponse from the server keeps its
 // SPEC §8 code and name (3004 AgentBusy, ...). A lost connection is 5010 ConnectionClosed; other failures
 // on this side of the wire use negative codes (see client_error below), so they never collide with the server's.
@@ -79,8 +83,8 @@ using json = nlohmann::json;
 /// Largest frame payload either side may send (SPEC §9: 1 MiB). A larger one is FrameTooLarge.
 constexpr std::uint32_t kMaxFramePayloadBytes = 1024u * 1024u;
 
-/// Protocol version this client speaks; sent by hello().
-constexpr int kProtocolVersion = 1;
+/// Protocol version this client speaks; sent by hello(). 2: binary TtsAudio frames (see framing below).
+constexpr int kProtocolVersion = 2;
 
 /// Stable error codes of SPEC §8, as the server sends them in ErrorResponse and TurnComplete.
 namespace error_code {
@@ -99,11 +103,17 @@ constexpr int StoragePathEscape = 3009;
 constexpr int StorageFileNotFound = 3010;
 constexpr int StorageWrongKind = 3011;
 constexpr int AgentNotPaused = 3012;
+constexpr int VoiceRequired = 3013;
 constexpr int InferenceFailed = 4001;
 constexpr int InferenceTimeout = 4002;
 constexpr int MaxStepsExceeded = 4003;
 constexpr int ContextOverflow = 4004;
 constexpr int ModelLoadFailed = 4005;
+// Voice (speaking nodes, SetAgentVoice).
+constexpr int VoiceNotFound = 4050;
+constexpr int InvalidVoice = 4051;
+constexpr int TtsEngineUnavailable = 4052;
+constexpr int SpeechSynthesisFailed = 4053;
 constexpr int MalformedMessage = 5001;
 constexpr int UnknownMessageType = 5002;
 constexpr int FrameTooLarge = 5003;
@@ -228,6 +238,31 @@ struct TurnComplete {
   bool succeeded() const { return status == "Success"; }
 };
 
+/// The audio format of a speaking turn: sent once, before the turn's first TtsAudio.
+struct TtsAudioFormat {
+  std::string agent_id;
+  std::string node;
+  std::int64_t sample_rate = 0;  ///< samples per second of every TtsAudio of the turn
+  std::int64_t channels = 1;     ///< always 1 (mono)
+  std::string encoding;          ///< always "s16le" (signed 16-bit little-endian)
+  json raw;
+};
+
+/// One chunk of a turn's speech, in order; all of them come before the turn's TurnComplete.
+struct TtsAudio {
+  std::string agent_id;
+  std::string node;
+  std::int64_t seq = 0;            ///< 0, 1, 2, ... among the turn's audio chunks
+  std::int64_t sample_offset = 0;  ///< samples of the turn before this chunk
+  std::string sentence;            ///< the sentence spoken (for subtitles)
+  std::int64_t sentence_index = 0;
+  std::int64_t text_start = 0;     ///< the sentence's range in the reply's text (UTF-16 offsets)
+  std::int64_t text_end = 0;
+  bool last_of_sentence = false;
+  std::vector<std::int16_t> pcm;   ///< mono samples at the turn's sample rate
+  json raw;                        ///< the frame's JSON header (plus "pcm" as binary)
+};
+
 /// Progress of a CreateKnowledgeBase (about once per percent): records embedded so far of those that
 /// need it, then one "indexing" report before the answer.
 struct KnowledgeBaseProgress {
@@ -249,13 +284,20 @@ struct TurnCallbacks {
   std::function<void(const NodeEvent&)> on_node_event;
   /// Call client.resume(event.agent_id, payload) from here (or later) to continue the turn.
   std::function<void(const Paused&)> on_paused;
+  /// Speech: the format once per speaking turn, then every audio chunk in order.
+  std::function<void(const TtsAudioFormat&)> on_tts_audio_format;
+  std::function<void(const TtsAudio&)> on_tts_audio;
   std::function<void(const TurnComplete&)> on_complete;
 };
 
 // ---------------------------------------------------------------------------------------------------
-// Framing: 4-byte little-endian payload length, then the UTF-8 JSON payload (SPEC §9).
+// Framing: 4-byte little-endian payload length, then the UTF-8 JSON payload (SPEC §9). One exception:
+// a payload whose first byte is kAudioFrameTag (0x01; JSON never starts so) is a binary TtsAudio frame:
+//   tag u8 = 0x01 | header length H: u32 LE | H bytes of UTF-8 JSON header | samples: int16 LE to the end
+// message::parse() returns its header with the samples under "pcm" (a JSON binary value).
 // ---------------------------------------------------------------------------------------------------
 namespace framing {
+
 
 /// One frame: the length prefix and the payload. @throws Error FrameTooLarge over kMaxFramePayloadBytes.
 inline std::string encode_frame(const std::string& payload) {
@@ -271,6 +313,24 @@ inline std::string encode_frame(const std::string& payload) {
   for (int shift = 0; shift < 32; shift += 8) frame.push_back(static_cast<char>((length >> shift) & 0xffu));
   frame += payload;
   return frame;
+}
+
+constexpr unsigned char kAudioFrameTag = 0x01;
+
+/// A whole binary audio frame (what the server sends; for tests and tools).
+inline std::string encode_audio_frame(const std::string& header_json, const std::vector<std::int16_t>& pcm) {
+  std::string payload;
+  payload.reserve(5 + header_json.size() + pcm.size() * 2);
+  payload.push_back(static_cast<char>(kAudioFrameTag));
+  const auto header_length = static_cast<std::uint32_t>(header_json.size());
+  for (int shift = 0; shift < 32; shift += 8) payload.push_back(static_cast<char>((header_length >> shift) & 0xffu));
+  payload += header_json;
+  for (std::int16_t sample : pcm) {
+    const auto bits = static_cast<std::uint16_t>(sample);
+    payload.push_back(static_cast<char>(bits & 0xffu));
+    payload.push_back(static_cast<char>(bits >> 8));
+  }
+  return encode_frame(payload);
 }
 
 /// Splits a byte stream into frame payloads, however the bytes were cut into reads.
@@ -422,6 +482,18 @@ inline json destroy_knowledge_base(const std::string& name) { return {{"type", "
 
 inline json list_embedding_models() { return {{"type", "ListEmbeddingModels"}}; }
 
+/// A voice profile: { "model": <ListVoices name>, "speakerId"?: n >= 0, "speed"?: 0.1..3.0 }.
+inline json set_agent_voice(const std::string& agent_id, const json& voice) {
+  return {{"type", "SetAgentVoice"}, {"agentId", agent_id}, {"voice", voice}};
+}
+
+/// `mode` is "voice", "synced" or "text".
+inline json set_agent_delivery_mode(const std::string& agent_id, const std::string& mode) {
+  return {{"type", "SetAgentDeliveryMode"}, {"agentId", agent_id}, {"mode", mode}};
+}
+
+inline json list_voices() { return {{"type", "ListVoices"}}; }
+
 /// The JSON text of a message. @throws Error MalformedMessage when a string is not valid UTF-8 (the
 /// protocol is UTF-8 only; convert from your engine's encoding first).
 inline std::string serialize(const json& m) {
@@ -432,8 +504,24 @@ inline std::string serialize(const json& m) {
   }
 }
 
-/// A received payload as JSON. @throws Error MalformedMessage when it is not a JSON object with a string `type`.
+/// A received payload as JSON (a binary audio frame: its header, with the samples' bytes under "pcm").
+/// @throws Error MalformedMessage when it is not a JSON object with a string `type`, or a broken audio frame.
 inline json parse(const std::string& payload) {
+  if (!payload.empty() && static_cast<unsigned char>(payload[0]) == framing::kAudioFrameTag) {
+    std::uint32_t header_length = 0;
+    if (payload.size() >= 5) {
+      for (std::size_t i = 0; i < 4; ++i) {
+        header_length |= static_cast<std::uint32_t>(static_cast<unsigned char>(payload[1 + i])) << (8 * i);
+      }
+    }
+    if (payload.size() < 5 || payload.size() - 5 < header_length || (payload.size() - 5 - header_length) % 2 != 0) {
+      throw Error(error_code::MalformedMessage, "MalformedMessage", "the server sent a truncated or odd-sized audio frame");
+    }
+    json m = parse(payload.substr(5, header_length));
+    const auto* samples = reinterpret_cast<const std::uint8_t*>(payload.data()) + 5 + header_length;
+    m["pcm"] = json::binary(std::vector<std::uint8_t>(samples, samples + (payload.size() - 5 - header_length)));
+    return m;
+  }
   json m = json::parse(payload, nullptr, /*allow_exceptions=*/false);
   if (m.is_discarded() || !m.is_object() || !m.contains("type") || !m["type"].is_string()) {
     throw Error(error_code::MalformedMessage, "MalformedMessage",
@@ -475,7 +563,7 @@ inline json json_field(const json& m, const char* key) {
 /// are not its answer).
 inline bool is_turn_event(const std::string& type) {
   return type == "AnswerText" || type == "ToolCall" || type == "NodeEvent" || type == "Paused" ||
-         type == "TurnComplete";
+         type == "TurnComplete" || type == "TtsAudioFormat" || type == "TtsAudio";
 }
 
 /// True for the messages the server sends about a request still in flight (they carry its requestId
@@ -557,6 +645,42 @@ inline TurnComplete turn_complete(const json& m) {
   return e;
 }
 
+inline TtsAudioFormat tts_audio_format(const json& m) {
+  TtsAudioFormat e;
+  e.agent_id = string_field(m, "agentId");
+  e.node = string_field(m, "node");
+  e.sample_rate = int_field(m, "sampleRate");
+  e.channels = int_field(m, "channels");
+  e.encoding = string_field(m, "encoding");
+  e.raw = m;
+  return e;
+}
+
+/// A TtsAudio frame as message::parse() returned it (header fields, samples under "pcm").
+inline TtsAudio tts_audio(const json& m) {
+  TtsAudio e;
+  e.agent_id = string_field(m, "agentId");
+  e.node = string_field(m, "node");
+  e.seq = int_field(m, "seq");
+  e.sample_offset = int_field(m, "sampleOffset");
+  e.sentence = string_field(m, "sentence");
+  e.sentence_index = int_field(m, "sentenceIndex");
+  e.text_start = int_field(m, "textStart");
+  e.text_end = int_field(m, "textEnd");
+  e.last_of_sentence = bool_field(m, "lastOfSentence");
+  auto it = m.find("pcm");
+  if (it != m.end() && it->is_binary()) {
+    const std::vector<std::uint8_t>& bytes = it->get_binary();
+    e.pcm.resize(bytes.size() / 2);
+    // Byte by byte: little-endian on the wire, whatever the host's byte order.
+    for (std::size_t i = 0; i < e.pcm.size(); ++i) {
+      e.pcm[i] = static_cast<std::int16_t>(static_cast<std::uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8)));
+    }
+  }
+  e.raw = m;
+  return e;
+}
+
 /// The server's ErrorResponse as an Error (code, name and message as sent).
 inline Error error_response(const json& m) {
   auto code = static_cast<int>(int_field(m, "code"));
@@ -566,6 +690,41 @@ inline Error error_response(const json& m) {
 }
 
 }  // namespace events
+
+// ---------------------------------------------------------------------------------------------------
+// WAV files: a turn's speech as a RIFF/WAVE file (PCM, mono, 16 bits), header written by hand.
+// ---------------------------------------------------------------------------------------------------
+namespace wav {
+
+/// The bytes of a WAV file holding `pcm` (mono int16 at `sample_rate` Hz): the 44-byte header, then the samples.
+inline std::string encode(const std::vector<std::int16_t>& pcm, std::uint32_t sample_rate) {
+  std::string file;
+  const auto data_bytes = static_cast<std::uint32_t>(pcm.size() * 2);
+  file.reserve(44 + data_bytes);
+  auto u32 = [&](std::uint32_t v) {
+    for (int shift = 0; shift < 32; shift += 8) file.push_back(static_cast<char>((v >> shift) & 0xffu));
+  };
+  auto u16 = [&](std::uint16_t v) {
+    file.push_back(static_cast<char>(v & 0xffu));
+    file.push_back(static_cast<char>(v >> 8));
+  };
+  file += "RIFF";
+  u32(36 + data_bytes);
+  file += "WAVEfmt ";
+  u32(16);               // fmt chunk size
+  u16(1);                // PCM
+  u16(1);                // mono
+  u32(sample_rate);
+  u32(sample_rate * 2);  // bytes per second
+  u16(2);                // bytes per sample frame
+  u16(16);               // bits per sample
+  file += "data";
+  u32(data_bytes);
+  for (std::int16_t sample : pcm) u16(static_cast<std::uint16_t>(sample));
+  return file;
+}
+
+}  // namespace wav
 
 // ---------------------------------------------------------------------------------------------------
 // Sockets: the few calls that differ between POSIX and Winsock.
@@ -866,6 +1025,29 @@ class Client {
     return destroyed.is_boolean() && destroyed.get<bool>();
   }
 
+  /// Replaces an idle agent's voice ({ "model", "speakerId"?, "speed"? }).
+  /// @throws Error AgentBusy (3004) unless Idle; VoiceNotFound (4050); InvalidVoice (4051); TtsEngineUnavailable (4052).
+  void set_agent_voice(const std::string& agent_id, const json& voice) { request(message::set_agent_voice(agent_id, voice)); }
+
+  /// Switches how the agent delivers speech ("voice", "synced" or "text"), at any time.
+  /// @throws Error MalformedMessage for another mode.
+  void set_agent_delivery_mode(const std::string& agent_id, const std::string& mode) {
+    request(message::set_agent_delivery_mode(agent_id, mode));
+  }
+
+  /// Catalog names of the server's voices (`"purpose": "tts"` in serve --models).
+  std::vector<std::string> list_voices() {
+    json answer = request(message::list_voices());
+    std::vector<std::string> names;
+    const json voices = events::json_field(answer, "voices");
+    if (voices.is_array()) {
+      for (const auto& voice : voices) {
+        if (voice.is_string()) names.push_back(voice.get<std::string>());
+      }
+    }
+    return names;
+  }
+
   /// Catalog names of the server's embedding models (`"purpose": "embedding"` in serve --models).
   std::vector<std::string> list_embedding_models() {
     json answer = request(message::list_embedding_models());
@@ -962,6 +1144,10 @@ class Client {
       if (on.on_node_event) on.on_node_event(events::node_event(m));
     } else if (type == "Paused") {
       if (on.on_paused) on.on_paused(events::paused(m));
+    } else if (type == "TtsAudioFormat") {
+      if (on.on_tts_audio_format) on.on_tts_audio_format(events::tts_audio_format(m));
+    } else if (type == "TtsAudio") {
+      if (on.on_tts_audio) on.on_tts_audio(events::tts_audio(m));
     } else {  // TurnComplete
       TurnComplete e = events::turn_complete(m);
       if (e.agent_id.empty()) e.agent_id = turn->agent_id;

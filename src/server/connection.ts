@@ -1,9 +1,10 @@
 import type { Socket } from 'node:net';
 import { LlamaDialogError, isLlamaDialogError } from '../errors.js';
-import { Session, type SessionHostOptions } from '../agent/session.js';
+import type { Session, SessionHostOptions } from '../agent/session.js';
 import { describeFirstIssue } from '../util/validation.js';
 import { tokenMatches } from './connection-access.js';
-import { FrameDecoder, decodeFramePayload, encodeFrame } from './frame-codec.js';
+import { FrameDecoder, decodeFramePayload, encodeAudioFrame, encodeFrame } from './frame-codec.js';
+import { OutgoingQueue } from './outgoing-queue.js';
 import {
   PROTOCOL_VERSION,
   clientMessageSchemas,
@@ -12,6 +13,7 @@ import {
   type ClientMessageType,
   type RequestId,
   type ServerMessage,
+  type WireTtsAudio,
 } from './protocol-messages.js';
 import { SessionRequests } from './session-requests.js';
 import { toWireError } from './wire-events.js';
@@ -22,7 +24,10 @@ export interface ConnectionHost {
   readonly token: string | undefined;
   readonly maxAgentsPerSession: number;
   readonly maxQueuedFrames: number;
+  readonly maxQueuedBytes: number;
   readonly sessionHost: SessionHostOptions;
+  /** Builds the connection's session from `sessionHost`. */
+  createSession(host: SessionHostOptions): Session;
   /** True once shutdown began: new requests get ServerShuttingDown. */
   isShuttingDown(): boolean;
   log(line: string): void;
@@ -39,11 +44,18 @@ const ALLOWED_WHILE_SHUTTING_DOWN: ReadonlySet<ClientMessageType> = new Set(['Re
 const FLUSH_BEFORE_DESTROY_MS = 5000;
 
 /**
+ * Bytes the socket may hold (not yet taken by the kernel) before frames wait in the outgoing queue, where text can
+ * still overtake audio: about four audio frames, so the socket never runs dry while the client reads.
+ */
+const WRITE_AHEAD_BYTES = 64 * 1024;
+
+/**
  * One TCP connection = one session (SPEC §9). Owns the socket's framing, the auth gate, the requestId bookkeeping
  * and the bounded outgoing queue; the session requests themselves go to {@link SessionRequests}.
  *
- * Inference never waits for this socket: frames are handed to the socket at once and only counted until the kernel
- * takes them; a client that lets the count pass `maxQueuedFrames` is disconnected.
+ * Inference never waits for this socket: frames go to an {@link OutgoingQueue} (text before audio) that hands them to
+ * the socket as the kernel takes them; a client that lets the queue pass `maxQueuedBytes` or `maxQueuedFrames` is
+ * disconnected.
  */
 export class Connection {
   readonly id: number;
@@ -52,7 +64,9 @@ export class Connection {
   private readonly requests: SessionRequests;
   private readonly inFlight = new Set<RequestId>();
   private phase: Phase;
-  private queuedFrames = 0;
+  private readonly outgoing: OutgoingQueue;
+  /** Set once the connection was cut off for reading too slowly: nothing more is queued. */
+  private cutOff = false;
   private corked = false;
   private closing: Promise<void> | undefined;
 
@@ -64,7 +78,18 @@ export class Connection {
     this.id = id;
     this.remoteAddress = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
     this.phase = host.token === undefined ? 'Open' : 'AwaitingToken';
-    this.requests = new SessionRequests(new Session(host.sessionHost), host.maxAgentsPerSession, (message) => this.send(message));
+    this.outgoing = new OutgoingQueue(
+      { maxQueuedBytes: host.maxQueuedBytes, maxQueuedFrames: host.maxQueuedFrames, writeAheadBytes: WRITE_AHEAD_BYTES },
+      {
+        get pendingBytes() {
+          return socket.writableLength;
+        },
+        write: (frame, onFlushed) => this.writeToSocket(frame, onFlushed),
+      },
+    );
+    this.requests = new SessionRequests(host.createSession(host.sessionHost), host.maxAgentsPerSession, (message, turn) =>
+      this.send(message, turn),
+    );
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('error', (error) => void this.close(`socket error: ${error.message}`));
@@ -103,6 +128,8 @@ export class Connection {
     try {
       await this.requests.close();
     } finally {
+      // The last answers (a refusal that closes, the final TurnCompletes) go out before the end.
+      if (!this.cutOff) this.outgoing.flushAll();
       this.socket.end();
       if (!this.socket.destroyed) {
         const timer = setTimeout(() => this.socket.destroy(), FLUSH_BEFORE_DESTROY_MS);
@@ -213,20 +240,28 @@ export class Connection {
     this.send(requestId === undefined ? { type: 'ErrorResponse', ...wire } : { type: 'ErrorResponse', requestId, ...wire });
   }
 
-  private send(message: ServerMessage): void {
-    if (this.socket.destroyed || this.socket.writableEnded) return;
+  /** Queues a message; `turn` is the key of the turn it belongs to (turn events only: TurnComplete waits for its audio). */
+  private send(message: ServerMessage, turn?: number): void {
+    if (this.cutOff || this.socket.destroyed || this.socket.writableEnded) return;
     let frame: Buffer;
     try {
-      frame = encodeFrame(message);
+      frame = encodeServerMessage(message);
     } catch (error) {
       const replacement = oversizeReplacement(message, asTypedError(error));
       if (!replacement) throw error;
       frame = encodeFrame(replacement);
     }
-    if (this.queuedFrames >= this.host.maxQueuedFrames) {
-      void this.closeSlowClient();
-      return;
-    }
+    const queued = this.outgoing.enqueue({
+      bytes: frame,
+      lane: message.type === 'TtsAudio' ? 'audio' : 'control',
+      ...(turn === undefined ? {} : { turn }),
+      endsTurn: message.type === 'TurnComplete',
+    });
+    if (!queued) void this.closeSlowClient(frame.length);
+  }
+
+  private writeToSocket(frame: Buffer, onFlushed: () => void): void {
+    if (this.socket.destroyed || this.socket.writableEnded) return;
     // Frames produced in one tick (a final answer and TurnComplete, say) leave in one write.
     if (!this.corked) {
       this.corked = true;
@@ -236,23 +271,33 @@ export class Connection {
         this.socket.uncork();
       });
     }
-    this.queuedFrames += 1;
-    this.socket.write(frame, () => {
-      this.queuedFrames -= 1;
-    });
+    this.socket.write(frame, () => onFlushed());
   }
 
-  private async closeSlowClient(): Promise<void> {
-    if (this.phase === 'Closed') return;
+  private async closeSlowClient(refusedBytes: number): Promise<void> {
+    if (this.cutOff) return;
+    this.cutOff = true;
+    const { queuedBytes, queuedFrames } = this.outgoing;
+    this.outgoing.clear();
     const error = new LlamaDialogError(
       'OutgoingQueueFull',
-      `more than ${this.host.maxQueuedFrames} frames wait for this client to read them (serve --max-queued-frames)`,
+      `${queuedBytes} bytes in ${queuedFrames} frames wait for this client to read them, and a frame of ${refusedBytes} bytes ` +
+        `would pass a limit: ${this.host.maxQueuedBytes} bytes (serve --max-queued-bytes), ${this.host.maxQueuedFrames} frames ` +
+        '(serve --max-queued-frames). Read the socket without blocking on game work.',
     );
     // Best effort: the client is not reading, so this frame may never arrive; the close does not wait for it.
-    const frame = encodeFrame({ type: 'ErrorResponse', ...toWireError(error) });
-    this.socket.write(frame);
+    if (!this.socket.destroyed && !this.socket.writableEnded) this.socket.write(encodeFrame({ type: 'ErrorResponse', ...toWireError(error) }));
     await this.close(`${error.errorName}: ${error.message}`);
   }
+}
+
+/** The frame of a server message: a binary audio frame for TtsAudio, JSON for everything else. */
+function encodeServerMessage(message: ServerMessage): Buffer {
+  if (message.type === 'TtsAudio') {
+    const { pcm, ...header } = message as WireTtsAudio;
+    return encodeAudioFrame(header, pcm);
+  }
+  return encodeFrame(message);
 }
 
 function parseClientMessage(value: unknown): ClientMessage {

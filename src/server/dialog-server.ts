@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import { LlamaDialogError } from '../errors.js';
+import { Session } from '../agent/session.js';
 import { Connection, type ConnectionHost } from './connection.js';
 import { encodeFrame } from './frame-codec.js';
 import { parseServerOptions, type ResolvedServerOptions, type ServerOptions } from './server-options.js';
@@ -43,7 +44,9 @@ export class DialogServer extends EventEmitter<DialogServerEvents> {
       token: options.token,
       maxAgentsPerSession: options.maxAgentsPerSession,
       maxQueuedFrames: options.maxQueuedFrames,
+      maxQueuedBytes: options.maxQueuedBytes,
       sessionHost: options.session,
+      createSession: options.createSession ?? ((host) => new Session(host)),
       isShuttingDown: () => this.shuttingDown,
       log,
       onClosed: (connection, reason) => {

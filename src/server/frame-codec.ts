@@ -6,6 +6,16 @@ export const MAX_FRAME_BYTES = 1024 * 1024;
 /** Bytes of the little-endian length prefix in front of every payload. */
 export const FRAME_HEADER_BYTES = 4;
 
+/**
+ * First payload byte of a binary audio frame (TtsAudio). A JSON payload starts with `{` (or whitespace), never with
+ * a control byte, so one byte tells the two kinds apart. Layout after the tag: a uint32 LE header length H, H bytes
+ * of UTF-8 JSON header, then the samples (int16 LE) to the end of the payload.
+ */
+export const AUDIO_FRAME_TAG = 0x01;
+
+/** Tag byte and header length in front of an audio frame's JSON header. */
+const AUDIO_PREAMBLE_BYTES = 5;
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
@@ -31,6 +41,85 @@ export function encodeFrame(message: unknown, maxBytes = MAX_FRAME_BYTES): Buffe
   frame.write(json, FRAME_HEADER_BYTES, 'utf8');
   return frame;
 }
+
+/**
+ * Encodes a binary audio frame: `header` as JSON, then `pcm` as int16 little-endian.
+ * @throws LlamaDialogError FrameTooLarge when the payload is over `maxBytes`; MalformedMessage for a header without a
+ *   JSON form.
+ */
+export function encodeAudioFrame(header: object, pcm: Int16Array, maxBytes = MAX_FRAME_BYTES): Buffer {
+  let json: string;
+  try {
+    json = JSON.stringify(header);
+  } catch (error) {
+    throw new LlamaDialogError('MalformedMessage', `audio header cannot be encoded as JSON: ${(error as Error).message}`, { cause: error });
+  }
+  const headerBytes = Buffer.byteLength(json, 'utf8');
+  const payloadBytes = AUDIO_PREAMBLE_BYTES + headerBytes + pcm.length * 2;
+  if (payloadBytes > maxBytes) {
+    throw new LlamaDialogError('FrameTooLarge', `audio frame of ${payloadBytes} bytes is over the ${maxBytes}-byte frame limit`);
+  }
+  const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payloadBytes);
+  frame.writeUInt32LE(payloadBytes, 0);
+  frame[FRAME_HEADER_BYTES] = AUDIO_FRAME_TAG;
+  frame.writeUInt32LE(headerBytes, FRAME_HEADER_BYTES + 1);
+  frame.write(json, FRAME_HEADER_BYTES + AUDIO_PREAMBLE_BYTES, 'utf8');
+  const samplesAt = FRAME_HEADER_BYTES + AUDIO_PREAMBLE_BYTES + headerBytes;
+  if (HOST_IS_LITTLE_ENDIAN) {
+    frame.set(new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength), samplesAt);
+  } else {
+    for (let i = 0; i < pcm.length; i++) frame.writeInt16LE(pcm[i] as number, samplesAt + i * 2);
+  }
+  return frame;
+}
+
+/** True when a payload is a binary audio frame rather than JSON. */
+export function isAudioFramePayload(payload: Uint8Array): boolean {
+  return payload.length > 0 && payload[0] === AUDIO_FRAME_TAG;
+}
+
+/**
+ * The JSON header and the samples of a binary audio frame. The samples are copied (the payload may sit at an odd
+ * offset of the receive buffer, where an Int16Array cannot look).
+ * @throws LlamaDialogError MalformedMessage for a truncated frame, a header that is not JSON, an odd PCM length.
+ */
+export function decodeAudioFramePayload(payload: Uint8Array): { header: unknown; pcm: Int16Array } {
+  if (payload.length < AUDIO_PREAMBLE_BYTES || payload[0] !== AUDIO_FRAME_TAG) {
+    throw new LlamaDialogError('MalformedMessage', 'not an audio frame: too short, or the wrong tag');
+  }
+  const view = Buffer.from(payload.buffer, payload.byteOffset, payload.length);
+  const headerBytes = view.readUInt32LE(1);
+  const samplesAt = AUDIO_PREAMBLE_BYTES + headerBytes;
+  if (samplesAt > payload.length) {
+    throw new LlamaDialogError('MalformedMessage', `audio frame header announces ${headerBytes} bytes; the frame has ${payload.length - AUDIO_PREAMBLE_BYTES}`);
+  }
+  const pcmBytes = payload.length - samplesAt;
+  if (pcmBytes % 2 !== 0) throw new LlamaDialogError('MalformedMessage', `audio frame carries ${pcmBytes} PCM bytes, not whole int16 samples`);
+  const header = decodeFramePayload(view.subarray(AUDIO_PREAMBLE_BYTES, samplesAt));
+  const pcm = new Int16Array(pcmBytes / 2);
+  if (HOST_IS_LITTLE_ENDIAN) {
+    new Uint8Array(pcm.buffer).set(view.subarray(samplesAt));
+  } else {
+    for (let i = 0; i < pcm.length; i++) pcm[i] = view.readInt16LE(samplesAt + i * 2);
+  }
+  return { header, pcm };
+}
+
+/**
+ * What a client reads from a server payload: the JSON message, or for a binary audio frame its JSON header with the
+ * samples as `pcm` (an Int16Array).
+ * @throws LlamaDialogError MalformedMessage.
+ */
+export function decodeServerPayload(payload: Uint8Array): unknown {
+  if (!isAudioFramePayload(payload)) return decodeFramePayload(payload);
+  const { header, pcm } = decodeAudioFramePayload(payload);
+  if (typeof header !== 'object' || header === null || Array.isArray(header)) {
+    throw new LlamaDialogError('MalformedMessage', 'the header of an audio frame is not a JSON object');
+  }
+  return { ...(header as Record<string, unknown>), pcm };
+}
+
+const HOST_IS_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /**
  * A payload's JSON value.

@@ -27,7 +27,9 @@ export function protocolJsonSchemaText(): string {
     $id: 'https://github.com/llama-dialog/llama-dialog/protocol/llama-dialog-protocol.schema.json',
     title: `llama-dialog session protocol, version ${PROTOCOL_VERSION}`,
     description:
-      'Every frame is a 4-byte little-endian payload length, then one UTF-8 JSON object of at most 1 MiB. See docs/PROTOCOL.md. ' +
+      'Every frame is a 4-byte little-endian payload length, then one UTF-8 JSON object of at most 1 MiB, except TtsAudio: a ' +
+      'binary frame (tag byte 0x01, uint32 LE header length, the JSON header this schema describes, then int16 LE samples). ' +
+      'See docs/PROTOCOL.md. ' +
       'Generated from src/server/protocol-messages.ts by scripts/generate-protocol-schema.ts; do not edit.',
     protocolVersion: PROTOCOL_VERSION,
     $defs: {

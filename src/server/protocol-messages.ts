@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { agentOptionsSchema } from '../agent/agent-options.js';
 import { knowledgeBaseSpecSchema } from '../knowledge/knowledge-base-spec.js';
+import { DELIVERY_MODES } from '../voice/voice-profile.js';
 
 /**
  * The session protocol's messages (SPEC §9), one zod schema per message type. These schemas are the contract:
@@ -9,8 +10,13 @@ import { knowledgeBaseSpecSchema } from '../knowledge/knowledge-base-spec.js';
  * languages. Messages may gain fields in later versions; a field is never renamed.
  */
 
-/** Version of the wire protocol; a Hello with another one gets ProtocolVersionMismatch (5004). */
-export const PROTOCOL_VERSION = 1;
+/**
+ * Version of the wire protocol; a Hello with another one gets ProtocolVersionMismatch (5004). Fields and message
+ * types are added within a version (clients ignore what they do not know); the version changes when a client of
+ * the previous one could misread the stream. 2: binary TtsAudio frames (docs/PROTOCOL.md §1), which a version 1
+ * client would take for malformed JSON.
+ */
+export const PROTOCOL_VERSION = 2;
 
 /** Chosen by the client, echoed by every reply and by the turn events of a SendMessage. */
 export const requestIdSchema = z
@@ -18,6 +24,19 @@ export const requestIdSchema = z
   .describe('Chosen by the client; echoed by the answer. Unique among the requests of a connection still in flight.');
 
 const agentId = z.string().min(1).max(128).describe('The id AgentCreated returned.');
+
+/** The agent's voice (VoiceProfile of src/voice/voice-profile.ts). */
+const voiceProfileSchema = z
+  .strictObject({
+    model: z.string().min(1).max(4096).describe("Catalog name of a voice (a model with purpose 'tts'; ListVoices names them)."),
+    speakerId: z.int().min(0).max(1_000_000).optional().describe('Speaker of a multi-speaker voice; default 0.'),
+    speed: z.number().min(0.1).max(3).optional().describe('1 = the voice\'s own pace, 2 = twice as fast; default 1.'),
+  })
+  .describe('A voice profile: which voice speaks for the agent, and how.');
+
+const deliveryModeSchema = z
+  .enum(DELIVERY_MODES)
+  .describe("'voice': text at once, audio as it is ready; 'synced': each sentence's text with its audio; 'text': no speech.");
 
 function request<Type extends string, Shape extends z.ZodRawShape>(type: Type, shape: Shape, description: string) {
   return z.strictObject({ type: z.literal(type), requestId: requestIdSchema.optional(), ...shape }).describe(description);
@@ -74,7 +93,11 @@ export const listModelsSchema = request('ListModels', {}, 'Models loaded in the 
 
 export const createAgentSchema = request(
   'CreateAgent',
-  agentOptionsSchema.shape,
+  {
+    ...agentOptionsSchema.shape,
+    voice: voiceProfileSchema.optional().describe('The voice of speaking nodes; required when the graph speaks (else 3013).'),
+    deliveryMode: deliveryModeSchema.optional().describe("How speech is delivered; default 'voice'."),
+  },
   'Compiles the graph, loads its models and creates the agent. Fields are the createAgent options. Answer: AgentCreated.',
 );
 
@@ -168,6 +191,20 @@ export const listEmbeddingModelsSchema = request(
   "The server catalog's embedding models (purpose 'embedding'), the names CreateKnowledgeBase takes. Answer: EmbeddingModels.",
 );
 
+export const setAgentVoiceSchema = request(
+  'SetAgentVoice',
+  { agentId, voice: voiceProfileSchema },
+  "Replaces an idle agent's voice; the new voice is loaded before the swap. Answer: Ack; 3004 unless Idle, 4050, 4051, 4052.",
+);
+
+export const setAgentDeliveryModeSchema = request(
+  'SetAgentDeliveryMode',
+  { agentId, mode: deliveryModeSchema },
+  "Switches the agent's delivery mode, at any time (a running turn follows it from its next sentence). Answer: Ack.",
+);
+
+export const listVoicesSchema = request('ListVoices', {}, "The server catalog's voices (purpose 'tts'), the names a voice profile takes. Answer: VoiceList.");
+
 /** Every request type, by name. */
 export const clientMessageSchemas = {
   Hello: helloSchema,
@@ -192,6 +229,9 @@ export const clientMessageSchemas = {
   CreateKnowledgeBase: createKnowledgeBaseSchema,
   DestroyKnowledgeBase: destroyKnowledgeBaseSchema,
   ListEmbeddingModels: listEmbeddingModelsSchema,
+  SetAgentVoice: setAgentVoiceSchema,
+  SetAgentDeliveryMode: setAgentDeliveryModeSchema,
+  ListVoices: listVoicesSchema,
 } as const;
 
 export type ClientMessageType = keyof typeof clientMessageSchemas;
@@ -300,6 +340,11 @@ export const embeddingModelsSchema = reply(
   { models: z.array(z.string()).describe("Catalog names of the server's embedding models.") },
   'Answer to ListEmbeddingModels.',
 );
+export const voiceListSchema = reply(
+  'VoiceList',
+  { voices: z.array(z.string()).describe("Catalog names of the server's voices.") },
+  'Answer to ListVoices.',
+);
 export const errorResponseSchema = reply('ErrorResponse', wireErrorSchema.shape, 'The request (or the frame) was refused.');
 
 const turnEventFields = {
@@ -360,6 +405,33 @@ export const turnCompleteEventSchema = turnEvent(
   'The last event of every turn, exactly once.',
 );
 
+export const ttsAudioFormatEventSchema = turnEvent(
+  'TtsAudioFormat',
+  {
+    node: z.string(),
+    sampleRate: z.int().min(1).describe('Samples per second of every TtsAudio of this turn.'),
+    channels: z.literal(1),
+    encoding: z.literal('s16le').describe('Signed 16-bit little-endian samples.'),
+  },
+  'The audio format of a speaking turn: once, before its first TtsAudio.',
+);
+export const ttsAudioEventSchema = turnEvent(
+  'TtsAudio',
+  {
+    node: z.string(),
+    seq: z.int().min(0).describe('Position of this audio frame among the audio frames of its turn: 0, 1, 2, ... without gaps.'),
+    sampleOffset: z.int().min(0).describe('Samples of this turn sent before this frame (its start on the turn\'s timeline).'),
+    samples: z.int().min(0).describe('Samples in this frame: the PCM after the header is 2 × samples bytes.'),
+    sentence: z.string().describe('The sentence spoken (cleaned text).'),
+    sentenceIndex: z.int().min(0).describe('0-based index of the sentence within the turn.'),
+    textStart: z.int().min(0).describe("Start of the sentence in the reply's raw text (UTF-16 offset), for subtitles."),
+    textEnd: z.int().min(0),
+    lastOfSentence: z.boolean().describe('True on the last frame of the sentence.'),
+  },
+  'Speech: the JSON header of a binary audio frame (tag 0x01, docs/PROTOCOL.md §1); the PCM follows the header. In order, ' +
+    'all before the turn\'s TurnComplete.',
+);
+
 /** Every message the server sends, by name. */
 export const serverMessageSchemas = {
   ConnectionReady: connectionReadySchema,
@@ -377,12 +449,15 @@ export const serverMessageSchemas = {
   KnowledgeBaseCreated: knowledgeBaseCreatedSchema,
   KnowledgeBaseDestroyed: knowledgeBaseDestroyedSchema,
   EmbeddingModels: embeddingModelsSchema,
+  VoiceList: voiceListSchema,
   ErrorResponse: errorResponseSchema,
   AnswerText: answerTextEventSchema,
   ToolCall: toolCallEventSchema,
   NodeEvent: nodeEventSchema,
   Paused: pausedEventSchema,
   TurnComplete: turnCompleteEventSchema,
+  TtsAudioFormat: ttsAudioFormatEventSchema,
+  TtsAudio: ttsAudioEventSchema,
 } as const;
 
 export type ServerMessageType = keyof typeof serverMessageSchemas;
@@ -395,10 +470,23 @@ export type TurnEventMessage = z.output<
   | typeof nodeEventSchema
   | typeof pausedEventSchema
   | typeof turnCompleteEventSchema
+  | typeof ttsAudioFormatEventSchema
+  | typeof ttsAudioEventSchema
 >;
+
+/** A TtsAudio frame as the server sends it and the clients decode it: the JSON header and its samples. */
+export type WireTtsAudio = z.output<typeof ttsAudioEventSchema> & { pcm: Int16Array };
 
 /** Server message types that report on a request still in flight (they never answer it). */
 export const PROGRESS_EVENT_TYPES: ReadonlySet<string> = new Set(['DownloadProgress', 'KnowledgeBaseProgress']);
 
 /** Server message types that are turn events. */
-export const TURN_EVENT_TYPES: ReadonlySet<string> = new Set(['AnswerText', 'ToolCall', 'NodeEvent', 'Paused', 'TurnComplete']);
+export const TURN_EVENT_TYPES: ReadonlySet<string> = new Set([
+  'AnswerText',
+  'ToolCall',
+  'NodeEvent',
+  'Paused',
+  'TurnComplete',
+  'TtsAudioFormat',
+  'TtsAudio',
+]);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LlamaDialogError } from '../errors.js';
-import type { SessionHostOptions } from '../agent/session.js';
+import type { Session, SessionHostOptions } from '../agent/session.js';
 import { describeFirstIssue } from '../util/validation.js';
 import { isLoopbackHost } from './connection-access.js';
 
@@ -15,6 +15,11 @@ export const serverLimitDefaults = Object.freeze({
   maxAgentsPerSession: 32,
   /** Frames queued for one connection that the client has not read yet; over it OutgoingQueueFull (5009) and close. */
   maxQueuedFrames: 4096,
+  /**
+   * Bytes of encoded frames queued for one connection that the client has not read yet (8 MiB: about three minutes
+   * of 22 kHz speech); over it OutgoingQueueFull (5009) and close. The bound a speaking agent meets first.
+   */
+  maxQueuedBytes: 8 * 1024 * 1024,
 });
 
 /** Default time running turns get to finish on shutdown before they are cancelled. */
@@ -30,6 +35,9 @@ const serverOptionsSchema = z.strictObject({
   maxConnections: z.int().min(1).max(100_000).default(serverLimitDefaults.maxConnections),
   maxAgentsPerSession: z.int().min(1).max(100_000).default(serverLimitDefaults.maxAgentsPerSession),
   maxQueuedFrames: z.int().min(1).max(10_000_000).default(serverLimitDefaults.maxQueuedFrames),
+  maxQueuedBytes: z.int().min(1).max(2 ** 40).default(serverLimitDefaults.maxQueuedBytes),
+  /** @internal Test seam: builds the session of each connection (default `new Session(session)`). */
+  createSession: z.custom<(host: SessionHostOptions) => Session>((value) => typeof value === 'function').optional(),
   session: z.custom<SessionHostOptions>((value) => typeof value === 'object' && value !== null).default({}),
   log: z.custom<(line: string) => void>((value) => typeof value === 'function').optional(),
 });

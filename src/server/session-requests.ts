@@ -5,11 +5,26 @@ import type { Turn } from '../agent/turn.js';
 import type { InteractionInput } from '../dialog/index.js';
 import type { KnowledgeBuildProgress } from '../knowledge/knowledge-base.js';
 import type { DownloadProgress } from '../models/model-download.js';
+import type { DeliveryMode, VoiceProfile } from '../voice/voice-profile.js';
 import type { ClientMessage, RequestId, ServerMessage } from './protocol-messages.js';
-import { toWireEvent } from './wire-events.js';
+import { toWireAudio, toWireEvent, type TurnAudioPosition, type WireTurnEvent } from './wire-events.js';
 
-/** Where a handler's answers and turn events go (the connection's outgoing queue). */
-export type MessageSink = (message: ServerMessage) => void;
+/**
+ * Where a handler's answers and turn events go (the connection's outgoing queue). `turn` keys the events of one
+ * turn (unique per connection), so the queue keeps a TurnComplete behind that turn's audio.
+ */
+export type MessageSink = (message: ServerMessage, turn?: number) => void;
+
+/** The agent's voice methods (createAgent `voice`, issue 21): setVoice while Idle (else AgentBusy), setDeliveryMode any time. */
+interface AgentVoiceControls {
+  setVoice(profile: VoiceProfile): Promise<void>;
+  setDeliveryMode(mode: DeliveryMode): void;
+}
+
+/** The session's voice catalog: names of the catalog's `purpose: 'tts'` models. */
+interface SessionVoiceCatalog {
+  listVoices(): string[];
+}
 
 /**
  * Maps the session requests of one connection one to one onto the library's Session and Agent, so every rule of
@@ -24,6 +39,8 @@ export class SessionRequests {
   private readonly destroyedAgentIds = new Set<string>();
   private readonly sessionId = globalThis.crypto.randomUUID();
   private agentsBeingCreated = 0;
+  /** Keys the turns forwarded on this connection (MessageSink's `turn`). */
+  private turnCounter = 0;
   /** Aborted when the connection's session closes: a knowledge base still embedding for a gone client stops. */
   private readonly closing = new AbortController();
 
@@ -136,6 +153,14 @@ export class SessionRequests {
         return answer({ type: 'KnowledgeBaseDestroyed', name: message.name, destroyed: this.session.destroyKnowledgeBase(message.name) });
       case 'ListEmbeddingModels':
         return answer({ type: 'EmbeddingModels', models: this.session.listEmbeddingModels() });
+      case 'SetAgentVoice':
+        await voiceControls(this.agent(message.agentId)).setVoice(message.voice);
+        return ack();
+      case 'SetAgentDeliveryMode':
+        voiceControls(this.agent(message.agentId)).setDeliveryMode(message.mode);
+        return ack();
+      case 'ListVoices':
+        return answer({ type: 'VoiceList', voices: voiceCatalog(this.session).listVoices() });
     }
   }
 
@@ -177,9 +202,37 @@ export class SessionRequests {
   }
 
   private async forward(turn: Turn, agentId: string, requestId: RequestId | undefined): Promise<void> {
+    const turnKey = ++this.turnCounter;
     let eventIndex = 0;
-    for await (const event of turn) this.send(toWireEvent(event, agentId, requestId, eventIndex++));
+    const audio: TurnAudioPosition = { seq: 0, samples: 0 };
+    for await (const event of turn as AsyncIterable<WireTurnEvent>) {
+      if (event.type === 'ttsAudio') {
+        for (const frame of toWireAudio(event, agentId, requestId, () => eventIndex++, audio)) this.send(frame, turnKey);
+      } else {
+        this.send(toWireEvent(event, agentId, requestId, eventIndex++), turnKey);
+      }
+    }
   }
+}
+
+/**
+ * The agent's voice methods. They come with the speech pipeline (issue 21); a build whose agents lack them refuses the
+ * request with a typed error instead of a TypeError.
+ */
+function voiceControls(agent: Agent): AgentVoiceControls {
+  const controls = agent as unknown as Partial<AgentVoiceControls>;
+  if (typeof controls.setVoice !== 'function' || typeof controls.setDeliveryMode !== 'function') {
+    throw new LlamaDialogError('TtsEngineUnavailable', 'this server build has no voice support (agent.setVoice / setDeliveryMode)');
+  }
+  return controls as AgentVoiceControls;
+}
+
+function voiceCatalog(session: Session): SessionVoiceCatalog {
+  const catalog = session as unknown as Partial<SessionVoiceCatalog>;
+  if (typeof catalog.listVoices !== 'function') {
+    throw new LlamaDialogError('TtsEngineUnavailable', 'this server build has no voice support (session.listVoices)');
+  }
+  return catalog as SessionVoiceCatalog;
 }
 
 /** Bytes between two DownloadProgress frames when the size is unknown. */

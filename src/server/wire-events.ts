@@ -1,7 +1,31 @@
 import { ErrorCode, LlamaDialogError, type ErrorName } from '../errors.js';
 import type { TurnCompleteEvent, TurnEvent } from '../agent/turn-events.js';
 import type { TurnDiagnostics } from '../diag/turn-diagnostics.js';
-import type { RequestId, TurnEventMessage, WireError } from './protocol-messages.js';
+import type { SpeechEvent, TtsAudioEvent } from '../voice/speech-events.js';
+import type { RequestId, TurnEventMessage, WireError, WireTtsAudio } from './protocol-messages.js';
+
+/**
+ * A turn event as the server forwards it: the agent's turn events and the speech events. (Until the agent's
+ * TurnEvent union carries the speech events itself; then this is TurnEvent.)
+ */
+export type WireTurnEvent = TurnEvent | SpeechEvent;
+
+/** A `ttsAudio` event as the TypeScript client rebuilds it: the in-process fields plus the frame's place in the turn. */
+export interface RemoteTtsAudioEvent extends TtsAudioEvent {
+  /** Position among the turn's audio events: 0, 1, 2, ... without gaps. */
+  seq: number;
+  /** Samples of the turn before this chunk. */
+  sampleOffset: number;
+}
+
+/** Samples in one TtsAudio frame at most: 8192 (16 KiB of PCM, about 370 ms at 22 050 Hz). Longer chunks are split. */
+export const MAX_AUDIO_FRAME_SAMPLES = 8192;
+
+/** Where a turn's audio stands: the seq and the sample offset of its next TtsAudio frame. */
+export interface TurnAudioPosition {
+  seq: number;
+  samples: number;
+}
 
 // The one mapping between the library's turn events (camelCase `type`) and the wire's (PascalCase), used by the
 // server to send and by the TypeScript client to rebuild identical events.
@@ -18,10 +42,58 @@ export function fromWireError(wire: WireError): LlamaDialogError {
   return LlamaDialogError.fromCode(wire.code, wire.message);
 }
 
-/** A library turn event as a wire message of the given agent and SendMessage. */
-export function toWireEvent(event: TurnEvent, agentId: string, requestId: RequestId | undefined, eventIndex: number): TurnEventMessage {
+/**
+ * A `ttsAudio` event as TtsAudio frames: one, or several of at most MAX_AUDIO_FRAME_SAMPLES samples for a longer
+ * chunk (only the last one keeps `lastOfSentence`). `nextEventIndex` hands out the frames' eventIndex; `position`
+ * advances.
+ */
+export function toWireAudio(
+  event: TtsAudioEvent,
+  agentId: string,
+  requestId: RequestId | undefined,
+  nextEventIndex: () => number,
+  position: TurnAudioPosition,
+): WireTtsAudio[] {
+  const frames: WireTtsAudio[] = [];
+  const { pcm } = event;
+  const count = Math.max(1, Math.ceil(pcm.length / MAX_AUDIO_FRAME_SAMPLES));
+  for (let index = 0; index < count; index++) {
+    const piece = pcm.subarray(index * MAX_AUDIO_FRAME_SAMPLES, (index + 1) * MAX_AUDIO_FRAME_SAMPLES);
+    const last = index === count - 1;
+    const eventIndex = nextEventIndex();
+    frames.push({
+      type: 'TtsAudio',
+      agentId,
+      ...(requestId === undefined ? {} : { requestId }),
+      eventIndex,
+      node: event.node,
+      seq: position.seq,
+      sampleOffset: position.samples,
+      samples: piece.length,
+      sentence: event.sentence,
+      sentenceIndex: event.sentenceIndex,
+      textStart: event.textStart,
+      textEnd: event.textEnd,
+      lastOfSentence: event.lastOfSentence && last,
+      pcm: piece,
+    });
+    position.seq += 1;
+    position.samples += piece.length;
+  }
+  return frames;
+}
+
+/** A library turn event (any but `ttsAudio`: {@link toWireAudio}) as a wire message of the given agent and SendMessage. */
+export function toWireEvent(
+  event: Exclude<WireTurnEvent, TtsAudioEvent>,
+  agentId: string,
+  requestId: RequestId | undefined,
+  eventIndex: number,
+): TurnEventMessage {
   const envelope = requestId === undefined ? { agentId, eventIndex } : { agentId, requestId, eventIndex };
   switch (event.type) {
+    case 'ttsAudioFormat':
+      return { type: 'TtsAudioFormat', ...envelope, node: event.node, sampleRate: event.sampleRate, channels: event.channels, encoding: event.encoding };
     case 'answerText': {
       const { type: _type, ...fields } = event;
       return { type: 'AnswerText', ...envelope, ...fields };
@@ -52,9 +124,26 @@ export function toWireEvent(event: TurnEvent, agentId: string, requestId: Reques
   }
 }
 
-/** The library turn event a wire message carries (envelope fields dropped). */
-export function fromWireEvent(message: TurnEventMessage): TurnEvent {
+/** The library turn event a wire message carries (envelope fields dropped); a TtsAudio message must carry its `pcm`. */
+export function fromWireEvent(message: TurnEventMessage): WireTurnEvent {
   switch (message.type) {
+    case 'TtsAudioFormat':
+      return { type: 'ttsAudioFormat', node: message.node, sampleRate: message.sampleRate, channels: message.channels, encoding: message.encoding };
+    case 'TtsAudio': {
+      const event: RemoteTtsAudioEvent = {
+        type: 'ttsAudio',
+        node: message.node,
+        pcm: (message as WireTtsAudio).pcm,
+        sentence: message.sentence,
+        sentenceIndex: message.sentenceIndex,
+        textStart: message.textStart,
+        textEnd: message.textEnd,
+        lastOfSentence: message.lastOfSentence,
+        seq: message.seq,
+        sampleOffset: message.sampleOffset,
+      };
+      return event;
+    }
     case 'AnswerText':
       return { type: 'answerText', node: message.node, text: message.text, isDelta: message.isDelta, isFinal: message.isFinal };
     case 'ToolCall': {

@@ -3,10 +3,15 @@
 // print the streamed reply. The client was written from SPEC §9 alone, so this is the check that SPEC is
 // enough to implement a client from. A missing g++ fails this test with a message; it never skips.
 import { once } from 'node:events';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelRegistry, createServer, loadModel, type DialogServer } from '../../src/index.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { buildCppClientProgram, runProgram } from '../helpers/cpp-client-build.js';
+import { FakeSpeakingAgent, SpeakingSession, defaultSpeechScript } from '../kits/speaking-session.js';
+import type { TtsAudioEvent } from '../../src/voice/speech-events.js';
 
 let example: string;
 let liveTest: string;
@@ -47,7 +52,7 @@ describe('C++ client example against the real server', () => {
     expect(result.code, context).toBe(0);
 
     const lines = outputLines(result.stdout);
-    expect(lines.get('connected'), context).toMatch(/^protocol 1, server "\d+\.\d+\.\d+/);
+    expect(lines.get('connected'), context).toMatch(/^protocol 2, server "\d+\.\d+\.\d+/);
     expect(lines.get('session'), context).toMatch(/\S/);
     const agentId = lines.get('agent');
     expect(agentId, context).toMatch(/\S/);
@@ -74,6 +79,39 @@ describe('C++ client example against the real server', () => {
     expect(event.remoteAddress).toMatch(/127\.0\.0\.1/);
     expect(server!.connectionCount).toBe(0);
     expect(registry.status().reduce((holders, model) => holders + model.users, 0)).toBe(0);
+  });
+
+  it('with a voice, writes the turn\'s audio as a WAV holding exactly the samples the agent spoke (fake speaking agent)', async () => {
+    const speakers: FakeSpeakingAgent[] = [];
+    const speaking = createServer({
+      host: '127.0.0.1',
+      port: 0,
+      session: { registry },
+      createSession: (host) => new SpeakingSession(host, defaultSpeechScript, ['joe-medium'], (agent) => speakers.push(agent)),
+    });
+    const speakingPort = (await speaking.listen()).port;
+    try {
+      const wavPath = join(mkdtempSync(join(tmpdir(), 'llama-dialog-cpp-wav-')), 'brom.wav');
+      const result = await runProgram(example, ['127.0.0.1', String(speakingPort), 'tiny', 'Speak up!', 'joe-medium', wavPath], 100_000);
+      const context = `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`;
+      expect(result.code, context).toBe(0);
+      const emitted = speakers[0]!.emitted.filter((event): event is TtsAudioEvent => event.type === 'ttsAudio');
+      const samples = emitted.flatMap((event) => Array.from(event.pcm));
+      const lines = outputLines(result.stdout);
+      expect(lines.get('audio'), context).toBe(`${samples.length} samples at 22050 Hz in ${emitted.length} chunks, 1 format event(s)`);
+      expect(lines.get('wav'), context).toBe(wavPath);
+      expect(lines.get('status'), context).toMatch(/^Success/);
+
+      const wav = readFileSync(wavPath);
+      expect([wav.toString('ascii', 0, 4), wav.toString('ascii', 8, 16), wav.toString('ascii', 36, 40)]).toEqual(['RIFF', 'WAVEfmt ', 'data']);
+      expect([wav.readUInt16LE(20), wav.readUInt16LE(22), wav.readUInt32LE(24), wav.readUInt16LE(34)]).toEqual([1, 1, 22_050, 16]);
+      expect(wav.readUInt32LE(40)).toBe(samples.length * 2);
+      expect(wav.length).toBe(44 + samples.length * 2);
+      const written = Array.from({ length: samples.length }, (_, i) => wav.readInt16LE(44 + i * 2));
+      expect(written).toEqual(samples);
+    } finally {
+      await speaking.close();
+    }
   });
 
   it('covers every request method and the SPEC refusals over the wire (test/e2e/cpp/client_live_test.cpp)', async () => {

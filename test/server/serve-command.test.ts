@@ -20,7 +20,7 @@ describe('llama-dialog serve', () => {
   it('names every limit, the token and the grace period in --help, and is listed in the command list', async () => {
     const help = collector();
     expect(await runCli(['serve', '--help'], help.io)).toBe(0);
-    for (const flag of ['--host', '--port', '--models', '--token', 'LLAMA_DIALOG_TOKEN', '--grace-ms', '--max-connections', '--max-agents', '--max-queued-frames', '--storage-root']) {
+    for (const flag of ['--host', '--port', '--models', '--token', 'LLAMA_DIALOG_TOKEN', '--grace-ms', '--max-connections', '--max-agents', '--max-queued-frames', '--max-queued-bytes', '--storage-root']) {
       expect(help.out()).toContain(flag);
     }
     for (const code of ['5007', '5008', '5009']) expect(help.out()).toContain(code);

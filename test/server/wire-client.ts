@@ -1,7 +1,7 @@
 // A raw protocol client for tests: frames on a real socket, nothing of the TypeScript client, so the tests see
-// exactly what a client in another language sees.
+// exactly what a client in another language sees. A binary audio frame arrives as its JSON header plus `pcm`.
 import { connect, type Socket } from 'node:net';
-import { FrameDecoder, decodeFramePayload, encodeFrame } from '../../src/server/frame-codec.js';
+import { FrameDecoder, decodeServerPayload, encodeFrame } from '../../src/server/frame-codec.js';
 import { PROGRESS_EVENT_TYPES, TURN_EVENT_TYPES, type ServerMessage, type TurnEventMessage } from '../../src/server/protocol-messages.js';
 
 const WAIT_LIMIT_MS = 60_000;
@@ -20,7 +20,7 @@ export class WireClient {
 
   private constructor(readonly socket: Socket) {
     socket.on('data', (chunk: Buffer) => {
-      for (const payload of this.decoder.push(chunk)) this.received.push(decodeFramePayload(payload) as WireMessage);
+      for (const payload of this.decoder.push(chunk)) this.received.push(decodeServerPayload(payload) as WireMessage);
       this.wake();
     });
     socket.on('error', () => {});

@@ -38,7 +38,8 @@ export const serveCommand = defineCommand({
   name: 'serve',
   summary: 'run agents for game engines over TCP (the session protocol, docs/PROTOCOL.md)',
   help: `Usage: llama-dialog serve [--host ${DEFAULT_HOST}] [--port ${DEFAULT_PORT}] [--models catalog.json] [--token T]
-                          [--storage-root DIR] [--max-connections N] [--max-agents N] [--max-queued-frames N] [--grace-ms N]
+                          [--storage-root DIR] [--max-connections N] [--max-agents N] [--max-queued-frames N]
+                          [--max-queued-bytes N] [--grace-ms N]
 
 Serves the session protocol (docs/PROTOCOL.md): one session per TCP connection, frames of a 4-byte
 little-endian length and UTF-8 JSON. Stops on SIGTERM or SIGINT: new requests get ServerShuttingDown
@@ -69,6 +70,8 @@ Limits (going over one is a typed error, see docs/PROTOCOL.md):
                             AgentLimitReached (5008)
   --max-queued-frames <n>   frames waiting for one slow client to read them (default ${serverLimitDefaults.maxQueuedFrames});
                             over it the client gets OutgoingQueueFull (5009) and is disconnected
+  --max-queued-bytes <n>    bytes of frames waiting for one slow client (default ${serverLimitDefaults.maxQueuedBytes});
+                            over it OutgoingQueueFull (5009) and disconnect. Queued text goes before queued audio
   -h, --help                show this help`,
   flags: {
     host: { type: 'string' },
@@ -80,6 +83,7 @@ Limits (going over one is a typed error, see docs/PROTOCOL.md):
     'max-connections': { type: 'string' },
     'max-agents': { type: 'string' },
     'max-queued-frames': { type: 'string' },
+    'max-queued-bytes': { type: 'string' },
   },
   schema: z.strictObject({
     host: z.string().min(1).default(DEFAULT_HOST),
@@ -91,6 +95,7 @@ Limits (going over one is a typed error, see docs/PROTOCOL.md):
     'max-connections': z.coerce.number().int().min(1).default(serverLimitDefaults.maxConnections),
     'max-agents': z.coerce.number().int().min(1).default(serverLimitDefaults.maxAgentsPerSession),
     'max-queued-frames': z.coerce.number().int().min(1).default(serverLimitDefaults.maxQueuedFrames),
+    'max-queued-bytes': z.coerce.number().int().min(1).default(serverLimitDefaults.maxQueuedBytes),
   }),
   async run(options, io) {
     const models = options.models ? await readCatalog(options.models) : {};
@@ -104,6 +109,7 @@ Limits (going over one is a typed error, see docs/PROTOCOL.md):
       maxConnections: options['max-connections'],
       maxAgentsPerSession: options['max-agents'],
       maxQueuedFrames: options['max-queued-frames'],
+      maxQueuedBytes: options['max-queued-bytes'],
       session: { registry, models, ...(options['storage-root'] === undefined ? {} : { storageRoot: resolve(options['storage-root']) }) },
       log: (line) => io.stderr(`${line}\n`),
     });

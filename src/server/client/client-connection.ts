@@ -1,6 +1,6 @@
 import { connect as connectSocket, type Socket } from 'node:net';
 import { LlamaDialogError } from '../../errors.js';
-import { FrameDecoder, decodeFramePayload, encodeFrame } from '../frame-codec.js';
+import { FrameDecoder, decodeServerPayload, encodeFrame } from '../frame-codec.js';
 import {
   PROGRESS_EVENT_TYPES,
   PROTOCOL_VERSION,
@@ -186,7 +186,18 @@ export class ClientConnection {
       this.socket.destroy();
       return;
     }
-    for (const payload of payloads) this.dispatch(decodeFramePayload(payload) as ServerMessage);
+    for (const payload of payloads) {
+      let message: ServerMessage;
+      try {
+        message = decodeServerPayload(payload) as ServerMessage;
+      } catch (error) {
+        // A frame this client cannot read: the stream is no longer trustworthy.
+        this.lose((error as Error).message);
+        this.socket.destroy();
+        return;
+      }
+      this.dispatch(message);
+    }
   }
 
   private dispatch(message: ServerMessage): void {

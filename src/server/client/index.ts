@@ -8,6 +8,7 @@ import { RemoteSession } from './remote-session.js';
 
 export {
   RemoteSession,
+  type RemoteAgentOptions,
   type RemoteDownloadResult,
   type RemoteKnowledgeBase,
   type RemoteKnowledgeBaseProgress,
@@ -22,6 +23,11 @@ export type { ConnectOptions, ServerGreeting } from './client-connection.js';
 export { PROTOCOL_VERSION } from '../protocol-messages.js';
 export { ErrorCode, LlamaDialogError, isLlamaDialogError, type ErrorName } from '../../errors.js';
 export type * from '../../agent/turn-events.js';
+export type { SpeechEvent, TtsAudioEvent, TtsAudioFormatEvent } from '../../voice/speech-events.js';
+export type { DeliveryMode, VoiceProfile } from '../../voice/voice-profile.js';
+export type { RemoteTtsAudioEvent } from '../wire-events.js';
+export { collectTurnAudio, writeTurnWav, type TurnAudio } from './turn-audio.js';
+export { encodeWav, writeWav } from '../../voice/wav-file.js';
 
 /**
  * Connects to a server and says Hello (with `options.token` when given). Returns the connection's session, not yet

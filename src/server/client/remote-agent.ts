@@ -1,7 +1,9 @@
 import { LlamaDialogError, isLlamaDialogError } from '../../errors.js';
 import type { AgentState } from '../../agent/agent-state.js';
 import type { SendMessageOptions } from '../../agent/agent.js';
+import type { TurnEvent } from '../../agent/turn-events.js';
 import type { DialogSnapshot, InteractionInput } from '../../dialog/index.js';
+import type { DeliveryMode, VoiceProfile } from '../../voice/voice-profile.js';
 import { fromWireEvent } from '../wire-events.js';
 import type { ClientConnection } from './client-connection.js';
 import { RemoteTurn } from './remote-turn.js';
@@ -72,7 +74,8 @@ export class RemoteAgent {
         const event = fromWireEvent(wire);
         if (event.type === 'paused') this.currentState = 'Paused';
         if (event.type === 'turnComplete') this.finishTurn(turn);
-        turn.push(event);
+        // The speech events ride in the turn like every other event (TurnEvent gains them with the speech pipeline).
+        turn.push(event as TurnEvent);
       })
       .catch((error: unknown) => {
         if (this.active === turn) {
@@ -103,6 +106,23 @@ export class RemoteAgent {
   /** @throws LlamaDialogError AgentBusy while Running; InvalidArgument for an unknown call id. */
   async submitToolResult(callId: string, result: string): Promise<void> {
     await this.connection.request({ type: 'SubmitToolResult', agentId: this.id, callId, result });
+  }
+
+  /**
+   * Replaces the agent's voice (the server loads the new one before the swap).
+   * @throws LlamaDialogError AgentBusy unless Idle; VoiceNotFound (4050); InvalidVoice (4051); TtsEngineUnavailable (4052);
+   *   MalformedMessage for a profile out of range (speed 0.1–3.0, speakerId ≥ 0).
+   */
+  async setVoice(profile: VoiceProfile): Promise<void> {
+    await this.connection.request({ type: 'SetAgentVoice', agentId: this.id, voice: profile });
+  }
+
+  /**
+   * Switches how the agent delivers speech ('voice', 'synced' or 'text'), at any time: a running turn follows it from
+   * its next sentence. @throws LlamaDialogError MalformedMessage for another mode.
+   */
+  async setDeliveryMode(mode: DeliveryMode): Promise<void> {
+    await this.connection.request({ type: 'SetAgentDeliveryMode', agentId: this.id, mode });
   }
 
   /** @throws LlamaDialogError AgentBusy unless Idle. */

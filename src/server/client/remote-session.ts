@@ -1,7 +1,7 @@
 import { LlamaDialogError } from '../../errors.js';
 import type { AgentOptions } from '../../agent/agent-options.js';
 import type { SessionOptions } from '../../agent/session.js';
-import type { WireLoadedModel, createKnowledgeBaseSchema, createStringStorageSchema } from '../protocol-messages.js';
+import type { ClientMessageInput, WireLoadedModel, createAgentSchema, createKnowledgeBaseSchema, createStringStorageSchema } from '../protocol-messages.js';
 import type { z } from 'zod';
 import type { ClientConnection, ServerGreeting } from './client-connection.js';
 import { RemoteAgent } from './remote-agent.js';
@@ -11,6 +11,9 @@ export type RemoteModelStatus = WireLoadedModel;
 
 /** What `createStringStorage` takes: the CreateStringStorage request without its type and requestId. */
 export type RemoteStringStorageSpec = Omit<z.input<typeof createStringStorageSchema>, 'type' | 'requestId'>;
+
+/** What `createAgent` takes: the createAgent options, `voice` and `deliveryMode` included (the CreateAgent request's fields). */
+export type RemoteAgentOptions = Omit<z.input<typeof createAgentSchema>, 'type' | 'requestId'>;
 
 /** A string storage the server created: its name, kind and number of strings. */
 export interface RemoteStringStorage {
@@ -124,8 +127,9 @@ export class RemoteSession {
    * @throws LlamaDialogError SessionNotReady; InvalidParamValue; GraphCompilationFailed; InvalidExitTarget;
    * ModelLoadFailed; AgentLimitReached.
    */
-  async createAgent(options: AgentOptions): Promise<RemoteAgent> {
-    const answer = await this.connection.request({ type: 'CreateAgent', ...options });
+  async createAgent(options: AgentOptions | RemoteAgentOptions): Promise<RemoteAgent> {
+    // The server validates the options; AgentOptions types `voice` loosely until the agent's voice profile lands.
+    const answer = await this.connection.request({ type: 'CreateAgent', ...options } as Extract<ClientMessageInput, { type: 'CreateAgent' }>);
     if (answer.type !== 'AgentCreated') throw unexpected('AgentCreated', answer.type);
     const agent = new RemoteAgent(answer.agentId, this.connection, (destroyed) => this.agents.delete(destroyed.id));
     this.agents.set(agent.id, agent);
@@ -245,6 +249,13 @@ export class RemoteSession {
     const answer = await this.connection.request({ type: 'ListEmbeddingModels' });
     if (answer.type !== 'EmbeddingModels') throw unexpected('EmbeddingModels', answer.type);
     return answer.models;
+  }
+
+  /** Catalog names of the server's voices (`purpose: 'tts'`), the names a voice profile's `model` takes. @throws LlamaDialogError SessionNotReady. */
+  async listVoices(): Promise<string[]> {
+    const answer = await this.connection.request({ type: 'ListVoices' });
+    if (answer.type !== 'VoiceList') throw unexpected('VoiceList', answer.type);
+    return answer.voices;
   }
 
   /** Models loaded in the server process. @throws LlamaDialogError SessionNotReady. */

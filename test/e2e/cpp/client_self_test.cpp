@@ -155,6 +155,13 @@ void test_messages() {
   check(ld::message::destroy_knowledge_base("lore") == json({{"type", "DestroyKnowledgeBase"}, {"name", "lore"}}),
         "DestroyKnowledgeBase fields");
   check(ld::message::list_embedding_models() == json({{"type", "ListEmbeddingModels"}}), "ListEmbeddingModels fields");
+  check(ld::message::set_agent_voice("a", {{"model", "joe"}, {"speed", 1.5}}) ==
+            json({{"type", "SetAgentVoice"}, {"agentId", "a"}, {"voice", {{"model", "joe"}, {"speed", 1.5}}}}),
+        "SetAgentVoice fields");
+  check(ld::message::set_agent_delivery_mode("a", "synced") ==
+            json({{"type", "SetAgentDeliveryMode"}, {"agentId", "a"}, {"mode", "synced"}}),
+        "SetAgentDeliveryMode fields");
+  check(ld::message::list_voices() == json({{"type", "ListVoices"}}), "ListVoices fields");
 
   expect_error(5001, "MalformedMessage", [] { ld::message::serialize(ld::message::send_message("a", "caf\xe9")); },
                "a line that is not UTF-8 is refused before sending");
@@ -162,6 +169,31 @@ void test_messages() {
         "UTF-8 text is sent as is");
   expect_error(5001, "MalformedMessage", [] { ld::message::parse("{\"type\":"); }, "an incoming payload that is not JSON");
   expect_error(5001, "MalformedMessage", [] { ld::message::parse("[1,2]"); }, "an incoming payload that is not an object");
+}
+
+void test_audio_frames() {
+  const std::string header = "{\"type\":\"TtsAudio\",\"seq\":0}";
+  const std::string frame = ld::framing::encode_audio_frame(header, {1, -2, 0x1234});
+  const std::string expected = bytes({static_cast<int>(1 + 4 + header.size() + 6), 0, 0, 0, 0x01, static_cast<int>(header.size()), 0, 0, 0}) +
+                               header + bytes({0x01, 0x00, 0xfe, 0xff, 0x34, 0x12});
+  check(frame == expected, "audio frame: length, tag 0x01, header length, JSON header, int16 LE samples");
+  ld::framing::FrameDecoder decoder;
+  decoder.feed(frame.data(), frame.size());
+  std::string payload;
+  check(decoder.next(payload), "an audio frame comes out of the decoder like any frame");
+  json m = ld::message::parse(payload);
+  check(m["type"] == "TtsAudio" && m["seq"] == 0 && m["pcm"].is_binary(), "parse(): the header, with the samples as binary");
+  ld::TtsAudio audio = ld::events::tts_audio(m);
+  check(audio.pcm == std::vector<std::int16_t>({1, -2, 0x1234}), "tts_audio() decodes the little-endian samples");
+  expect_error(5001, "MalformedMessage", [&] { ld::message::parse(payload.substr(0, payload.size() - 1)); },
+               "an audio frame with half a sample");
+  expect_error(5001, "MalformedMessage", [&] { ld::message::parse(payload.substr(0, 7)); }, "a truncated audio header");
+
+  const std::string wav = ld::wav::encode({1, -1}, 22050);
+  const std::string wav_expected = std::string("RIFF") + bytes({40, 0, 0, 0}) + "WAVEfmt " + bytes({16, 0, 0, 0, 1, 0, 1, 0}) +
+                                   bytes({0x22, 0x56, 0, 0, 0x44, 0xac, 0, 0, 2, 0, 16, 0}) + "data" + bytes({4, 0, 0, 0}) +
+                                   bytes({1, 0, 0xff, 0xff});
+  check(wav == wav_expected, "wav::encode: RIFF header of mono 16-bit PCM at 22050 Hz, then the samples");
 }
 
 void test_event_decoding() {
@@ -263,7 +295,7 @@ json event(const json& send, const std::string& type, json fields) {
 // The server side of the conversation in test_client, in SPEC §9 order.
 void run_fake_server(FakeServer& server) {
   server.accept();
-  server.send({{"type", "ConnectionReady"}, {"protocolVersion", 1}, {"serverVersion", "0.0.0-fake"}}, 3);
+  server.send({{"type", "ConnectionReady"}, {"protocolVersion", ld::kProtocolVersion}, {"serverVersion", "0.0.0-fake"}}, 3);
   json hello = server.expect("Hello");
   check(hello["protocolVersion"] == ld::kProtocolVersion, "Hello announces kProtocolVersion");
   server.send(FakeServer::answer(hello, "Ack"));
@@ -303,6 +335,36 @@ void run_fake_server(FakeServer& server) {
   server.send(event(second, "AnswerText", {{"node", "answer"}, {"text", ""}, {"isDelta", false}, {"isFinal", true}}));
   server.send(event(second, "TurnComplete", {{"status", "Cancelled"}, {"tokensGenerated", 0}}));
   server.send(FakeServer::answer(cancel, "Ack"));
+
+  // Turn 3, spoken: the format once, text, binary audio frames (one cut into 1-byte packets), the end.
+  json spoken = server.expect("SendMessage");
+  server.send(FakeServer::answer(spoken, "Ack"));
+  server.send(event(spoken, "TtsAudioFormat", {{"node", "answer"}, {"sampleRate", 22050}, {"channels", 1}, {"encoding", "s16le"}}));
+  server.send(event(spoken, "AnswerText", {{"node", "answer"}, {"text", "Aye."}, {"isDelta", true}, {"isFinal", false}}));
+  json chunk = {{"node", "answer"}, {"sentence", "Aye."}, {"sentenceIndex", 0}, {"textStart", 0}, {"textEnd", 4}};
+  chunk["seq"] = 0;
+  chunk["sampleOffset"] = 0;
+  chunk["samples"] = 3;
+  chunk["lastOfSentence"] = false;
+  server.write(ld::framing::encode_audio_frame(event(spoken, "TtsAudio", chunk).dump(), {1, -2, 32767}), 1);
+  chunk["seq"] = 1;
+  chunk["sampleOffset"] = 3;
+  chunk["samples"] = 2;
+  chunk["lastOfSentence"] = true;
+  server.write(ld::framing::encode_audio_frame(event(spoken, "TtsAudio", chunk).dump(), {-32768, 258}) +
+               ld::framing::encode_frame(event(spoken, "AnswerText", {{"node", "answer"}, {"text", "Aye."}, {"isDelta", false}, {"isFinal", true}}).dump()) +
+               ld::framing::encode_frame(event(spoken, "TurnComplete", {{"status", "Success"}, {"tokensGenerated", 2}}).dump()), 3);
+
+  json set_voice = server.expect("SetAgentVoice");
+  check(set_voice["agentId"] == "agent-1" && set_voice["voice"]["model"] == "amy", "SetAgentVoice as called");
+  server.send(FakeServer::answer(set_voice, "Ack"));
+  json busy_voice = server.expect("SetAgentVoice");
+  server.send(FakeServer::answer(busy_voice, "ErrorResponse", {{"code", 3004}, {"name", "AgentBusy"}, {"message", "agent-1 is Running"}}));
+  json mode = server.expect("SetAgentDeliveryMode");
+  check(mode["mode"] == "synced", "SetAgentDeliveryMode as called");
+  server.send(FakeServer::answer(mode, "Ack"));
+  json voices = server.expect("ListVoices");
+  server.send(FakeServer::answer(voices, "VoiceList", {{"voices", {"joe", "amy"}}}));
 
   json export_dialog = server.expect("ExportDialog");
   server.send(FakeServer::answer(export_dialog, "Dialog", {{"snapshot", {{"kind", "llama-dialog"}, {"version", 1}, {"interactions", json::array()}}}}));
@@ -379,6 +441,36 @@ void test_client() {
     check(cancelled_status == "Cancelled", "cancel() returns after the turn's TurnComplete was dispatched");
     check(client.run_until_turn_complete(agent).status == "Cancelled", "run_until_turn_complete after cancel returns at once");
 
+    std::vector<std::string> heard;
+    std::vector<std::int16_t> speech;
+    std::int64_t rate = 0;
+    ld::TurnCallbacks voiced;
+    voiced.on_text = [&](const std::string&) { heard.push_back("text"); };
+    voiced.on_tts_audio_format = [&](const ld::TtsAudioFormat& f) {
+      heard.push_back("format");
+      rate = f.sample_rate;
+      check(f.channels == 1 && f.encoding == "s16le" && f.agent_id == "agent-1", "TtsAudioFormat decodes its fields");
+    };
+    voiced.on_tts_audio = [&](const ld::TtsAudio& a) {
+      heard.push_back("audio:" + std::to_string(a.seq) + "@" + std::to_string(a.sample_offset));
+      speech.insert(speech.end(), a.pcm.begin(), a.pcm.end());
+      check(a.sentence == "Aye." && a.text_end == 4 && a.last_of_sentence == (a.seq == 1), "TtsAudio decodes its header");
+    };
+    voiced.on_complete = [&](const ld::TurnComplete&) { heard.push_back("complete"); };
+    client.send_message(agent, "Speak", voiced);
+    check(client.run_until_turn_complete(agent).answer == "Aye.", "a spoken turn ends like any turn");
+    std::string spoken_order;
+    for (const auto& step : heard) spoken_order += step + " ";
+    check(spoken_order == "format text audio:0@0 audio:1@3 complete ", "speech callbacks in wire order: " + spoken_order);
+    check(speech == std::vector<std::int16_t>({1, -2, 32767, -32768, 258}) && rate == 22050,
+          "the turn's samples arrive intact across packet cuts");
+
+    client.set_agent_voice(agent, {{"model", "amy"}});
+    expect_error(ld::error_code::AgentBusy, "AgentBusy", [&] { client.set_agent_voice(agent, {{"model", "amy"}}); },
+                 "set_agent_voice while busy");
+    client.set_agent_delivery_mode(agent, "synced");
+    check(client.list_voices() == std::vector<std::string>{"joe", "amy"}, "list_voices returns the names");
+
     json snapshot = client.export_dialog(agent);
     check(snapshot["version"] == 1, "export_dialog returns the snapshot");
     client.import_dialog(agent, snapshot);
@@ -447,6 +539,7 @@ int main() {
   test_decoder();
   test_messages();
   test_event_decoding();
+  test_audio_frames();
   test_client();
   test_refused_connection();
   test_oversized_frame_closes();
