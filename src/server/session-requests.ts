@@ -178,7 +178,11 @@ export class SessionRequests {
 
   private async forward(turn: Turn, agentId: string, requestId: RequestId | undefined): Promise<void> {
     let eventIndex = 0;
-    for await (const event of turn) this.send(toWireEvent(event, agentId, requestId, eventIndex++));
+    for await (const event of turn) {
+      // Speech events have no wire form yet (the protocol's audio frames come with the TCP side of issue 21).
+      if (event.type === 'ttsAudioFormat' || event.type === 'ttsAudio') continue;
+      this.send(toWireEvent(event, agentId, requestId, eventIndex++));
+    }
   }
 }
 

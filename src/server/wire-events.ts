@@ -1,6 +1,7 @@
 import { ErrorCode, LlamaDialogError, type ErrorName } from '../errors.js';
 import type { TurnCompleteEvent, TurnEvent } from '../agent/turn-events.js';
 import type { TurnDiagnostics } from '../diag/turn-diagnostics.js';
+import type { SpeechEvent } from '../voice/speech-events.js';
 import type { RequestId, TurnEventMessage, WireError } from './protocol-messages.js';
 
 // The one mapping between the library's turn events (camelCase `type`) and the wire's (PascalCase), used by the
@@ -19,7 +20,7 @@ export function fromWireError(wire: WireError): LlamaDialogError {
 }
 
 /** A library turn event as a wire message of the given agent and SendMessage. */
-export function toWireEvent(event: TurnEvent, agentId: string, requestId: RequestId | undefined, eventIndex: number): TurnEventMessage {
+export function toWireEvent(event: Exclude<TurnEvent, SpeechEvent>, agentId: string, requestId: RequestId | undefined, eventIndex: number): TurnEventMessage {
   const envelope = requestId === undefined ? { agentId, eventIndex } : { agentId, requestId, eventIndex };
   switch (event.type) {
     case 'answerText': {
