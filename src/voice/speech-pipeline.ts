@@ -83,6 +83,8 @@ export class SpeechPipeline {
   private queue: QueuedSentence[] = [];
   private gates = 0;
   private worker: Promise<void> | undefined;
+  /** True while `work` loops (set and cleared synchronously: a run of cache hits never awaits). */
+  private working = false;
   private finished = false;
   private stopped = false;
   private failure: string | undefined;
@@ -165,12 +167,23 @@ export class SpeechPipeline {
       this.queue.push({ segment, index: this.turn.nextSentenceIndex(), gated });
       if (gated) this.gates += 1;
     }
-    if (this.queue.length > 0) this.worker ??= this.work();
+    if (this.queue.length > 0 && !this.working) {
+      this.working = true;
+      this.worker = this.work();
+    }
   }
 
   private async work(): Promise<void> {
     const { voice, speakerId, speed, cache } = this.options;
     const { signal } = this.turn;
+    try {
+      await this.drain(voice, speakerId, speed, cache, signal);
+    } finally {
+      this.working = false;
+    }
+  }
+
+  private async drain(voice: TtsVoice, speakerId: number, speed: number, cache: AudioCache | undefined, signal: AbortSignal): Promise<void> {
     while (this.queue.length > 0 && !this.stopped && this.failure === undefined) {
       const item = this.queue[0] as QueuedSentence;
       const key = { voiceId: voice.id, speakerId, speed, text: item.segment.text };
@@ -197,7 +210,6 @@ export class SpeechPipeline {
       this.queue.shift();
       this.deliver(item, pcm, { index: item.index, chars: item.segment.text.length, samples: pcm.length, synthesisMs, cached });
     }
-    this.worker = undefined;
   }
 
   private deliver(item: QueuedSentence, pcm: Int16Array, timing: SentenceTiming): void {
