@@ -1,4 +1,8 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { bakeLines, writeVoiceBake } from '../../../src/voice/voice-bake.js';
 import { ErrorCode, LlamaDialogError } from '../../../src/errors.js';
 import type { TurnEvent, TtsAudioEvent } from '../../../src/agent/turn-events.js';
 import type { SpeechReport } from '../../../src/voice/speech-pipeline.js';
@@ -397,5 +401,25 @@ describe('the agent voice', () => {
     expect(await refusalCode(harness.session.createAgent({ graph: speakGraph(), defaultModel: 'm1', voice: { model: 'joe' } }))).toBe(
       ErrorCode.TtsEngineUnavailable,
     );
+  });
+});
+
+describe('baked audio', () => {
+  it('a baked line reaches its first audio with no synthesis; a bake for another voice is refused', async () => {
+    const { session, joe, ann } = speakingHarness();
+    const line = 'Halt! Who goes there, stranger?';
+    const path = join(mkdtempSync(join(tmpdir(), 'speech-bake-')), 'guard.voicebake');
+    await writeVoiceBake(path, await bakeLines(joe, [line]));
+    joe.calls.length = 0;
+    const agent = await session.createAgent({ graph: cannedSpeakGraph([line]), voice: { model: 'joe' }, bakedAudio: [path], enableDiagnostics: true });
+    const events = await collect(agent.sendMessage('hi'));
+    expect(joe.calls).toEqual([]);
+    expect(sentencesAudio(events)).toEqual([{ sentence: line, pcm: joe.toneFor(line) }]);
+    expect(speechReport(events, 'speak')).toMatchObject({ cacheHits: 1, cacheMisses: 0 });
+
+    expect(await refusalCode(session.loadBakedAudio(path, { voice: 'ann' }))).toBe(ErrorCode.InvalidVoice);
+    expect(await refusalCode(session.createAgent({ graph: cannedSpeakGraph([line]), voice: { model: 'ann' }, bakedAudio: [path] }))).toBe(ErrorCode.InvalidVoice);
+    expect(ann.calls).toEqual([]);
+    expect(await session.loadBakedAudio(path, { voice: 'joe' })).toBe(1);
   });
 });
