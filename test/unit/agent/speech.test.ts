@@ -220,6 +220,19 @@ describe('GenerateAndSpeak', () => {
     expect(typesOf(next).filter((type) => type === 'ttsAudioFormat')).toHaveLength(1);
   });
 
+  it('stream: false sends the reply whole after its audio', async () => {
+    const { session, models } = speakingHarness();
+    const agent = await session.createAgent({ graph: speakGraph({ stream: false }), defaultModel: 'm1', voice: { model: 'joe' } });
+    models.get('m1')!.reply = () => REPLY;
+    const events = await collect(agent.sendMessage('Hello'));
+    expect(deltasOf(events)).toEqual([]);
+    const types = typesOf(events);
+    const whole = events.findIndex((event) => event.type === 'answerText' && !event.isFinal);
+    expect(events[whole]).toMatchObject({ text: REPLY, isDelta: false });
+    expect(types.lastIndexOf('ttsAudio')).toBeLessThan(whole);
+    expect(sentencesAudio(events).map((item) => item.sentence)).toEqual(SENTENCES);
+  });
+
   it('a synthesis failure is a warning: the turn goes on as text and succeeds', async () => {
     const { session, models, joe } = speakingHarness();
     const agent = await session.createAgent({
