@@ -3,6 +3,7 @@ import { LlamaDialogError } from '../errors.js';
 import { KV_CACHE_TYPES } from '../engine/types.js';
 import { describeFirstIssue } from '../util/validation.js';
 import { DELIVERY_MODES } from '../voice/voice-profile.js';
+import { MAX_SPEECH_SPEED, MIN_SPEECH_SPEED } from '../voice/sherpa-voice.js';
 
 /** The agent's voice (createAgent `voice`, agent.setVoice): a catalog tts entry, its speaker and pace. */
 export const voiceProfileSchema = z.strictObject({
@@ -11,7 +12,7 @@ export const voiceProfileSchema = z.strictObject({
   /** Speaker of a multi-speaker voice (default 0); must be below the voice's speaker count. */
   speakerId: z.number().int().min(0).max(65_535).default(0),
   /** 1 = the voice's pace (default), 2 = twice as fast; 0.1–3.0. */
-  speed: z.number().min(0.1).max(3).default(1),
+  speed: z.number().min(MIN_SPEECH_SPEED).max(MAX_SPEECH_SPEED).default(1),
 });
 
 const variableValueSchema = z.union([z.string().max(100_000), z.number().finite(), z.boolean()]);

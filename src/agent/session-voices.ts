@@ -1,68 +1,21 @@
 import { LlamaDialogError, isLlamaDialogError } from '../errors.js';
 import type { ModelRegistry } from '../host/model-registry.js';
-import type { TtsVoice, VoiceLoader } from '../voice/tts-voice.js';
+import type { VoiceLease as RegistryVoiceLease, VoiceRegistry } from '../voice/voice-registry.js';
 
-/** A loaded voice in use; `release()` gives it back (idempotent). */
-export interface VoiceLease {
+/** A loaded voice in use, with its catalog name; `release()` gives it back (idempotent). */
+export interface VoiceLease extends RegistryVoiceLease {
   /** Catalog name. */
   readonly name: string;
-  readonly voice: TtsVoice;
-  release(): Promise<void>;
-}
-
-/** Where loaded voices come from: one per folder, shared by its holders, disposed when the last lets go. */
-export interface VoiceSource {
-  acquire(folder: string, options: { threads: number }): Promise<{ voice: TtsVoice; release(): Promise<void> }>;
-}
-
-/** Shares one loaded voice per folder between holders; disposes it when the last holder releases it. */
-export function sharedVoicesFrom(loader: VoiceLoader): VoiceSource {
-  const loaded = new Map<string, { voice: Promise<TtsVoice>; holders: number }>();
-  return {
-    async acquire(folder, options) {
-      let entry = loaded.get(folder);
-      if (!entry) {
-        const made = { voice: loader(folder, options), holders: 0 };
-        entry = made;
-        loaded.set(folder, made);
-        // A failed load is not remembered: the folder may be fixed.
-        made.voice.catch(() => {
-          if (loaded.get(folder) === made) loaded.delete(folder);
-        });
-      }
-      entry.holders += 1;
-      let voice: TtsVoice;
-      try {
-        voice = await entry.voice;
-      } catch (error) {
-        entry.holders -= 1;
-        throw error;
-      }
-      const held = entry;
-      let released = false;
-      return {
-        voice,
-        release: async () => {
-          if (released) return;
-          released = true;
-          held.holders -= 1;
-          if (held.holders > 0 || loaded.get(folder) !== held) return;
-          loaded.delete(folder);
-          await voice.dispose();
-        },
-      };
-    },
-  };
 }
 
 /** Threads of one voice's engine: speech shares the CPU with the model, one job at a time per voice. */
 const VOICE_THREADS = 1;
 
-/** The voices of a session: catalog entries with `purpose: 'tts'`, loaded through the session's voice source. */
+/** The voices of a session: catalog entries with `purpose: 'tts'`, loaded through the voice registry. */
 export class SessionVoices {
   constructor(
     private readonly registry: ModelRegistry,
-    private readonly source: VoiceSource,
+    private readonly source: VoiceRegistry,
   ) {}
 
   /** Catalog names of the voices (`purpose: 'tts'`). */

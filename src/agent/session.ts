@@ -33,11 +33,12 @@ import { SessionEmbedders } from './session-embedders.js';
 import type { KnowledgeBase } from '../knowledge/knowledge-base.js';
 import { KnowledgeBaseRegistry, type KnowledgeBaseCreateOptions, type KnowledgeBaseSpec } from '../knowledge/knowledge-base-registry.js';
 import { AudioCache, type AudioCacheStats } from '../voice/audio-cache.js';
-import { defaultVoiceLoader } from '../voice/default-voice-loader.js';
+import { loadSherpaVoice } from '../voice/sherpa-voice.js';
+import { VoiceRegistry } from '../voice/voice-registry.js';
 import type { VoiceLoader } from '../voice/tts-voice.js';
 import { loadBakedLines } from '../voice/voice-bake.js';
 import { AgentVoices, checkSpeaker, type HeldVoice } from './agent-voices.js';
-import { SessionVoices, sharedVoicesFrom, type VoiceLease, type VoiceSource } from './session-voices.js';
+import { SessionVoices, type VoiceLease } from './session-voices.js';
 
 const sessionOptionsSchema = z.strictObject({
   gameName: z.string().min(1).max(256),
@@ -77,8 +78,9 @@ export interface SessionHostOptions extends Partial<RuntimeSettings> {
    */
   storageRoot?: string;
   /**
-   * Loads a voice folder (catalog entries with `purpose: 'tts'`). Default: the sherpa-onnx engine. Voices are shared
-   * by every agent of the session that names the same one.
+   * Loads a voice folder (catalog entries with `purpose: 'tts'`). Default: the sherpa-onnx engine (loadSherpaVoice),
+   * with one VoiceRegistry for the process; a loader given here gets a registry of the session's own. Either way a
+   * voice is loaded once and shared by every agent that names it.
    */
   loadVoice?: VoiceLoader;
   /** Byte budget of the session's audio cache of synthesized sentences (default 32 MiB; 0 = no cache). */
@@ -86,7 +88,7 @@ export interface SessionHostOptions extends Partial<RuntimeSettings> {
 }
 
 let sharedRegistry: ModelRegistry | undefined;
-let sharedVoices: VoiceSource | undefined;
+let sharedVoices: VoiceRegistry | undefined;
 
 /** The registry sessions share when none is given. */
 export function defaultModelRegistry(): ModelRegistry {
@@ -145,7 +147,7 @@ export class Session {
       throw new LlamaDialogError('InvalidArgument', 'storageRoot must be a non-empty string (a folder path)');
     }
     this.hostStorageRoot = host.storageRoot;
-    const voiceSource = host.loadVoice ? sharedVoicesFrom(host.loadVoice) : (sharedVoices ??= sharedVoicesFrom(defaultVoiceLoader));
+    const voiceSource = host.loadVoice ? new VoiceRegistry(host.loadVoice) : (sharedVoices ??= new VoiceRegistry(loadSherpaVoice));
     this.voices = new SessionVoices(this.registry, voiceSource);
     this.audioCache = new AudioCache(host.audioCacheBytes);
   }

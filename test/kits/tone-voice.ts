@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { LlamaDialogError } from '../../src/errors.js';
 import type { PcmFormat, SpeechRequest, TtsVoice, VoiceLoader } from '../../src/voice/tts-voice.js';
 
@@ -97,4 +100,19 @@ export function toneVoiceLoader(voices: Record<string, ToneVoice>): { loadVoice:
       return voice;
     },
   };
+}
+
+/**
+ * Real (empty) folders for tone voices, as a session's VoiceRegistry needs: `folders[name]` is each voice's folder
+ * (its real path); `broken` names folders that exist but hold no voice (the loader refuses them with InvalidVoice).
+ */
+export function toneVoiceFolders(voices: Record<string, ToneVoice>, broken: string[] = []): { folders: Record<string, string>; loadVoice: VoiceLoader; loads: string[] } {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'tone-voices-')));
+  const folders: Record<string, string> = {};
+  for (const name of [...Object.keys(voices), ...broken]) {
+    folders[name] = join(root, name);
+    mkdirSync(folders[name]);
+  }
+  const { loadVoice, loads } = toneVoiceLoader(Object.fromEntries(Object.entries(voices).map(([name, voice]) => [folders[name] as string, voice])));
+  return { folders, loadVoice, loads };
 }

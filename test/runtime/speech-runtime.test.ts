@@ -4,16 +4,16 @@ import { SpeechTextCleaner } from '../../src/voice/speech-text-cleaner.js';
 import { collect } from '../kits/session-kit.js';
 import { deferred } from '../kits/deferred.js';
 import { createRuntimeHarness, RUNTIME_ENGINE } from '../kits/runtime-session-kit.js';
-import { ToneVoice, toneVoiceLoader } from '../kits/tone-voice.js';
+import { ToneVoice, toneVoiceFolders } from '../kits/tone-voice.js';
 
 // GenerateAndSpeak on the real engine (tiny synthetic model, greedy) with the tone voice: the streaming path of a
 // real generation feeds the pipeline. The lead's real-voice test (joe + SmolLM2) uses the same calls.
 
 async function speakingRuntime() {
   const voice = new ToneVoice({ id: 'tone-runtime' });
-  const { loadVoice } = toneVoiceLoader({ '/voices/tone': voice });
+  const { folders, loadVoice } = toneVoiceFolders({ tone: voice });
   const harness = await createRuntimeHarness({ host: { loadVoice } });
-  harness.registry.define('tone', { purpose: 'tts', path: '/voices/tone' });
+  harness.registry.define('tone', { purpose: 'tts', path: folders.tone! });
   const agent = await harness.session.createAgent({
     graph: {
       start: 'answer',

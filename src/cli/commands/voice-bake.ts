@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import { z } from 'zod';
 import { LlamaDialogError } from '../../errors.js';
-import { defaultVoiceLoader } from '../../voice/default-voice-loader.js';
+import { MAX_SPEECH_SPEED, MIN_SPEECH_SPEED, loadSherpaVoice } from '../../voice/sherpa-voice.js';
 import type { VoiceLoader } from '../../voice/tts-voice.js';
 import { bakeLines, writeVoiceBake } from '../../voice/voice-bake.js';
 import { defineCommand, ExitCode, type CliIo, type ExitCodeValue } from '../command.js';
@@ -11,7 +11,7 @@ import { runCli } from '../run.js';
 const number = (schema: z.ZodNumber) => z.string().regex(/^\d+(\.\d+)?$/, 'expected a number').transform(Number).pipe(schema);
 
 /** `llama-dialog voice bake`, with the voice loader injectable (tests, other engines). */
-export function voiceBakeCommand(loadVoice: VoiceLoader = defaultVoiceLoader) {
+export function voiceBakeCommand(loadVoice: VoiceLoader = loadSherpaVoice) {
   return defineCommand({
     name: 'voice bake',
     summary: 'pre-synthesize lines (barks, canned replies) into a .voicebake file the audio cache loads',
@@ -40,7 +40,7 @@ Options:
         sources: z.array(z.string().min(1)).length(2, 'give the voice folder and the lines file'),
         out: z.string().min(1),
         'speaker-id': number(z.number().int().min(0)).default(0),
-        speed: number(z.number().min(0.1).max(3)).default(1),
+        speed: number(z.number().min(MIN_SPEECH_SPEED).max(MAX_SPEECH_SPEED)).default(1),
         'min-sentence-chars': number(z.number().int().min(1).max(1000)).default(12),
       })
       .strict(),
@@ -73,7 +73,7 @@ Options:
  * Runs `llama-dialog voice bake <args>` (the `voice` command dispatches its `bake` word here).
  * @returns the exit code: 0 done, 1 failed (bad voice, synthesis error), 2 bad command line.
  */
-export function runVoiceBake(args: readonly string[], io: CliIo, loadVoice: VoiceLoader = defaultVoiceLoader): Promise<ExitCodeValue> {
+export function runVoiceBake(args: readonly string[], io: CliIo, loadVoice: VoiceLoader = loadSherpaVoice): Promise<ExitCodeValue> {
   const command = voiceBakeCommand(loadVoice);
   return runCli([command.name, ...args], io, [command]);
 }

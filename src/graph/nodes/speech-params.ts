@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LlamaDialogError } from '../../errors.js';
+import { MAX_SPEECH_SPEED, MIN_SPEECH_SPEED } from '../../voice/sherpa-voice.js';
 import type { SpeechPipeline, SpeechReport } from '../../voice/speech-pipeline.js';
 import type { NodeRunContext } from '../node-run-context.js';
 
@@ -10,7 +11,7 @@ export const speechParamsShape = {
   /** Speaker of a multi-speaker voice; default the agent voice's. */
   speakerId: z.number().int().min(0).max(65_535).optional(),
   /** 1 = the voice's pace, 2 = twice as fast; 0.1–3.0; default the agent voice's. */
-  speed: z.number().min(0.1).max(3).optional(),
+  speed: z.number().min(MIN_SPEECH_SPEED).max(MAX_SPEECH_SPEED).optional(),
   /** A sentence end counts once this many characters have accumulated (shorter sentences merge with the next). */
   minSentenceChars: z.number().int().min(1).max(1000).default(12),
 };

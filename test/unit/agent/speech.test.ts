@@ -11,7 +11,7 @@ import type { SessionHostOptions } from '../../../src/agent/session.js';
 import { collect, createHarness } from '../../kits/session-kit.js';
 import { deferred } from '../../kits/deferred.js';
 import { refusalCode } from '../../kits/refusal.js';
-import { ToneVoice, toneVoiceLoader } from '../../kits/tone-voice.js';
+import { ToneVoice, toneVoiceFolders } from '../../kits/tone-voice.js';
 
 const REPLY = 'Welcome to the forge, traveller. *smiles* Swords are forty gold each! Need anything else?';
 const SENTENCES = ['Welcome to the forge, traveller.', 'Swords are forty gold each!', 'Need anything else?'];
@@ -20,12 +20,10 @@ const SENTENCES = ['Welcome to the forge, traveller.', 'Swords are forty gold ea
 function speakingHarness(host: Partial<SessionHostOptions> = {}, joeOptions: ConstructorParameters<typeof ToneVoice>[0] = {}) {
   const joe = new ToneVoice({ id: 'joe-v1', ...joeOptions });
   const ann = new ToneVoice({ id: 'ann-v1', speakers: 4, sampleRate: 22_050 });
-  const { loadVoice, loads } = toneVoiceLoader({ '/voices/joe': joe, '/voices/ann': ann });
+  const { folders, loadVoice, loads } = toneVoiceFolders({ joe, ann }, ['broken']);
   const harness = createHarness(['m1'], { loadVoice, ...host });
-  harness.registry.define('joe', { purpose: 'tts', path: '/voices/joe' });
-  harness.registry.define('ann', { purpose: 'tts', path: '/voices/ann' });
-  harness.registry.define('broken', { purpose: 'tts', path: '/voices/broken' });
-  return { ...harness, joe, ann, loads };
+  for (const name of ['joe', 'ann', 'broken']) harness.registry.define(name, { purpose: 'tts', path: folders[name]! });
+  return { ...harness, joe, ann, loads, folders };
 }
 
 const speakGraph = (params: Record<string, unknown> = {}) => ({
@@ -312,7 +310,7 @@ describe('Speak', () => {
 
 describe('the agent voice', () => {
   it('refuses a speaking graph without a voice (naming the node), unknown voices and bad profiles; the session stays usable', async () => {
-    const { session, models, loads } = speakingHarness();
+    const { session, models, loads, folders } = speakingHarness();
     const noVoice = session.createAgent({ graph: speakGraph(), defaultModel: 'm1' });
     await expect(noVoice).rejects.toMatchObject({ code: ErrorCode.VoiceRequired, message: expect.stringContaining('"answer"') });
     expect(await refusalCode(session.createAgent({ graph: speakGraph(), defaultModel: 'm1', voice: { model: 'nobody' } }))).toBe(ErrorCode.VoiceNotFound);
@@ -336,7 +334,7 @@ describe('the agent voice', () => {
     // A bad voice folder fails at createAgent, typed, before any model loads.
     expect(await refusalCode(session.createAgent({ graph: speakGraph(), defaultModel: 'm1', voice: { model: 'broken' } }))).toBe(ErrorCode.InvalidVoice);
     expect(models.size).toBe(0);
-    expect(loads).toContain('/voices/broken');
+    expect(loads).toContain(folders.broken);
     expect(session.listAgents()).toEqual([]);
     const agent = await session.createAgent({ graph: speakGraph(), defaultModel: 'm1', voice: { model: 'joe' } });
     models.get('m1')!.reply = () => 'Fine.';
@@ -379,10 +377,10 @@ describe('the agent voice', () => {
   });
 
   it('agents naming the same voice share one load; a node ttsModel speaks with its own voice', async () => {
-    const { session, models, loads, ann, joe } = speakingHarness();
+    const { session, models, loads, ann, joe, folders } = speakingHarness();
     const first = await session.createAgent({ graph: speakGraph(), defaultModel: 'm1', voice: { model: 'joe' } });
     const second = await session.createAgent({ graph: speakGraph({ ttsModel: 'ann' }), defaultModel: 'm1', voice: { model: 'joe' } });
-    expect(loads.filter((folder) => folder === '/voices/joe')).toHaveLength(1);
+    expect(loads.filter((folder) => folder === folders.joe)).toHaveLength(1);
     models.get('m1')!.reply = () => 'Aye.';
     await second.sendMessage('hi');
     expect(ann.calls.map((call) => call.text)).toEqual(['Aye.']);
@@ -408,12 +406,14 @@ describe('the agent voice', () => {
     );
   });
 
-  it('without a speech engine, a speaking agent fails with TtsEngineUnavailable', async () => {
+  it('by default voices load through sherpa-onnx: a folder that is no voice fails, typed, at createAgent', async () => {
     const harness = createHarness(['m1']);
-    harness.registry.define('joe', { purpose: 'tts', path: '/voices/joe' });
-    expect(await refusalCode(harness.session.createAgent({ graph: speakGraph(), defaultModel: 'm1', voice: { model: 'joe' } }))).toBe(
-      ErrorCode.TtsEngineUnavailable,
-    );
+    harness.registry.define('nowhere', { purpose: 'tts', path: join(tmpdir(), 'no-such-voice-folder') });
+    harness.registry.define('empty', { purpose: 'tts', path: mkdtempSync(join(tmpdir(), 'empty-voice-')) });
+    for (const model of ['nowhere', 'empty']) {
+      expect(await refusalCode(harness.session.createAgent({ graph: speakGraph(), defaultModel: 'm1', voice: { model } }))).toBe(ErrorCode.InvalidVoice);
+    }
+    expect(harness.models.size).toBe(0);
   });
 });
 
