@@ -112,6 +112,24 @@ export type { TurnDiagnostics, NodeDiagnostics } from './diag/turn-diagnostics.j
 // One cause type; `DiagnosticsCacheMissCause` is its earlier second name, kept for callers that use it.
 export type { CacheMissCause, CacheMissCause as DiagnosticsCacheMissCause } from './diag/cache-reuse.js';
 
+// Voice: the agent's voice, speaking nodes' audio, the audio cache and baked lines (docs/VOICE.md)
+export { DELIVERY_MODES, type DeliveryMode, type VoiceProfile } from './voice/voice-profile.js';
+export type { PcmFormat, SpeechRequest, TtsVoice, VoiceLoader } from './voice/tts-voice.js';
+export { AudioCache, DEFAULT_AUDIO_CACHE_BYTES, type AudioCacheKey, type AudioCacheStats } from './voice/audio-cache.js';
+export { MAX_AUDIO_CHUNK_SAMPLES, type SentenceTiming, type SpeechReport } from './voice/speech-pipeline.js';
+export {
+  VOICE_BAKE_VERSION,
+  bakeLines,
+  decodeVoiceBake,
+  encodeVoiceBake,
+  loadBakedLines,
+  readVoiceBake,
+  writeVoiceBake,
+  type BakeOptions,
+  type BakedClip,
+  type VoiceBake,
+} from './voice/voice-bake.js';
+
 // Server: the session protocol for game engines (SPEC §9; the client is `llama-dialog/client`)
 export { createServer, DialogServer, type ConnectionClosedEvent, type DialogServerEvents } from './server/dialog-server.js';
 export { serverLimitDefaults, type ServerOptions } from './server/server-options.js';

@@ -2,6 +2,18 @@ import { z } from 'zod';
 import { LlamaDialogError } from '../errors.js';
 import { KV_CACHE_TYPES } from '../engine/types.js';
 import { describeFirstIssue } from '../util/validation.js';
+import { DELIVERY_MODES } from '../voice/voice-profile.js';
+import { MAX_SPEECH_SPEED, MIN_SPEECH_SPEED } from '../voice/sherpa-voice.js';
+
+/** The agent's voice (createAgent `voice`, agent.setVoice): a catalog tts entry, its speaker and pace. */
+export const voiceProfileSchema = z.strictObject({
+  /** Catalog name of a `purpose: 'tts'` entry. */
+  model: z.string().min(1).max(256),
+  /** Speaker of a multi-speaker voice (default 0); must be below the voice's speaker count. */
+  speakerId: z.number().int().min(0).max(65_535).default(0),
+  /** 1 = the voice's pace (default), 2 = twice as fast; 0.1–3.0. */
+  speed: z.number().min(MIN_SPEECH_SPEED).max(MAX_SPEECH_SPEED).default(1),
+});
 
 const variableValueSchema = z.union([z.string().max(100_000), z.number().finite(), z.boolean()]);
 
@@ -17,8 +29,12 @@ export const agentOptionsSchema = z.strictObject({
   enableDiagnostics: z.boolean().default(false),
   /** false: every turn is projected without earlier turns. */
   maintainDialogueHistory: z.boolean().default(true),
-  /** Voice profile for speaking nodes (later phase); kept as given. */
-  voice: z.unknown().optional(),
+  /** The agent's voice: required when the graph has a Speak or GenerateAndSpeak node. */
+  voice: voiceProfileSchema.optional(),
+  /** How speaking nodes deliver a reply: `voice` (default), `synced` (text with its audio) or `text` (no speech). */
+  deliveryMode: z.enum(DELIVERY_MODES).default('voice'),
+  /** `.voicebake` files (`llama-dialog voice bake`) to load into the session's audio cache for the agent's voice. */
+  bakedAudio: z.array(z.string().min(1).max(4096)).max(256).default([]),
   /** Engine settings for every context of the agent. */
   engine: z
     .strictObject({

@@ -17,6 +17,10 @@ import { Turn } from './turn.js';
 import { NodeStorageBindings } from './node-storage-bindings.js';
 import { NodeKnowledgeBindings } from './node-knowledge-bindings.js';
 import { TurnRunner } from './turn-runner.js';
+import { AgentVoices, checkSpeaker, type ResolvedVoiceProfile } from './agent-voices.js';
+import { voiceProfileSchema } from './agent-options.js';
+import type { VoiceLease } from './session-voices.js';
+import { DELIVERY_MODES, type DeliveryMode, type VoiceProfile } from '../voice/voice-profile.js';
 
 /** Options of one `sendMessage` call. */
 export interface SendMessageOptions {
@@ -46,6 +50,10 @@ export interface AgentParts {
   storages: NodeStorageBindings;
   /** The knowledge bases the graph's knowledge params name, already resolved (kept alive by the agent). */
   knowledge?: NodeKnowledgeBindings;
+  /** The agent's voice, node voices, delivery mode and audio cache (none: the agent cannot speak). */
+  voices?: AgentVoices;
+  /** Loads a catalog voice (setVoice). */
+  acquireVoice?: (name: string) => Promise<VoiceLease>;
   onDestroyed: (agent: Agent) => void;
 }
 
@@ -70,6 +78,8 @@ export class Agent {
   private readonly onDestroyed: (agent: Agent) => void;
   private readonly storages: NodeStorageBindings;
   private readonly knowledge: NodeKnowledgeBindings;
+  private readonly voices: AgentVoices;
+  private readonly acquireVoice: (name: string) => Promise<VoiceLease>;
   private readonly currentParams = new Map<string, Readonly<Record<string, unknown>>>();
   /** Slots the graph's nodes write → the node that writes them: callers may not pass these (never overwritten silently). */
   private readonly graphSlots = new Map<string, string>();
@@ -103,6 +113,12 @@ export class Agent {
     this.knowledge = parts.knowledge ?? new NodeKnowledgeBindings((name) => {
       throw new LlamaDialogError('InvalidKnowledgeBaseName', `no knowledge base named ${JSON.stringify(name)}`);
     });
+    this.voices = parts.voices ?? new AgentVoices(undefined, new Map(), parts.options.deliveryMode, undefined);
+    this.acquireVoice =
+      parts.acquireVoice ??
+      (async (name) => {
+        throw new LlamaDialogError('VoiceNotFound', `no voice named ${JSON.stringify(name)}: this agent has no voice catalog`);
+      });
     for (const node of parts.graph.nodes.values()) {
       this.currentParams.set(node.name, node.params);
       for (const slot of node.definition.writesSlots?.(node.params) ?? []) this.graphSlots.set(slot, node.name);
@@ -175,6 +191,7 @@ export class Agent {
         random: this.random,
         storage: (nodeName, param) => this.storages.get(nodeName, param),
         knowledgeBase: (nodeName, param) => this.knowledge.get(nodeName, param),
+        speech: this.voices,
       },
       turn,
       { ...slots },
@@ -275,6 +292,56 @@ export class Agent {
     const storage = storageSpec ? this.storages.prepare(node, storageSpec, parsed.data[param]) : undefined;
     this.currentParams.set(nodeName, Object.freeze(parsed.data));
     if (storageSpec) this.storages.commit(nodeName, param, storage);
+  }
+
+  /** The agent's voice profile (defaults filled in), or undefined for an agent without one. */
+  get voice(): ResolvedVoiceProfile | undefined {
+    return this.voices.profile;
+  }
+
+  /**
+   * Replaces the agent's voice while Idle. The new voice is loaded first: on any failure the old one stays. Nodes
+   * with their own `ttsModel` keep theirs.
+   * @throws LlamaDialogError AgentBusy (3004) unless Idle; AgentAlreadyDestroyed; InvalidParamValue (bad profile,
+   *   speed outside 0.1–3.0, a speakerId the voice lacks); VoiceNotFound (4050); InvalidVoice (4051);
+   *   TtsEngineUnavailable (4052).
+   */
+  async setVoice(profile: VoiceProfile): Promise<void> {
+    this.assertIdle('setVoice');
+    const parsed = voiceProfileSchema.safeParse(profile);
+    if (!parsed.success) {
+      throw new LlamaDialogError('InvalidParamValue', `setVoice: ${describeFirstIssue(parsed.error, 'voice')}`, { cause: parsed.error });
+    }
+    const lease = await this.acquireVoice(parsed.data.model);
+    try {
+      checkSpeaker(parsed.data.speakerId, lease, 'setVoice');
+      this.assertAlive();
+    } catch (error) {
+      await lease.release();
+      throw error;
+    }
+    const previous = this.voices.swap({ profile: parsed.data, lease });
+    // A turn started while the voice loaded may still be speaking with the old one: give it back once it ends.
+    const active = this.active;
+    if (active) void active.finished.then(() => previous?.lease.release());
+    else await previous?.lease.release();
+  }
+
+  /** How speaking nodes deliver replies: `voice` (default), `synced` or `text`. */
+  get deliveryMode(): DeliveryMode {
+    return this.voices.deliveryMode();
+  }
+
+  /**
+   * Changes the delivery mode at any time; a running turn follows it from its next sentence.
+   * @throws LlamaDialogError InvalidArgument for a mode other than 'text', 'voice' or 'synced'; AgentAlreadyDestroyed.
+   */
+  setDeliveryMode(mode: DeliveryMode): void {
+    this.assertAlive();
+    if (!DELIVERY_MODES.includes(mode)) {
+      throw new LlamaDialogError('InvalidArgument', `setDeliveryMode: mode must be 'text', 'voice' or 'synced', got ${describeName(mode)}`);
+    }
+    this.voices.setDeliveryMode(mode);
   }
 
   /** Current params of a node (a frozen copy). @throws LlamaDialogError UnknownNode. */
@@ -433,6 +500,7 @@ export class Agent {
     this.currentState = 'Destroyed';
     await Promise.all([...this.nodeCaches.values()].map((cache) => cache.dispose()));
     await Promise.all(this.leases.map((lease) => lease.release()));
+    await this.voices.release();
     this.onDestroyed(this);
   }
 

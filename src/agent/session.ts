@@ -32,6 +32,13 @@ import { NodeKnowledgeBindings } from './node-knowledge-bindings.js';
 import { SessionEmbedders } from './session-embedders.js';
 import type { KnowledgeBase } from '../knowledge/knowledge-base.js';
 import { KnowledgeBaseRegistry, type KnowledgeBaseCreateOptions, type KnowledgeBaseSpec } from '../knowledge/knowledge-base-registry.js';
+import { AudioCache, type AudioCacheStats } from '../voice/audio-cache.js';
+import { loadSherpaVoice } from '../voice/sherpa-voice.js';
+import { VoiceRegistry } from '../voice/voice-registry.js';
+import type { VoiceLoader } from '../voice/tts-voice.js';
+import { loadBakedLines } from '../voice/voice-bake.js';
+import { AgentVoices, checkSpeaker, type HeldVoice } from './agent-voices.js';
+import { SessionVoices, type VoiceLease } from './session-voices.js';
 
 const sessionOptionsSchema = z.strictObject({
   gameName: z.string().min(1).max(256),
@@ -70,9 +77,18 @@ export interface SessionHostOptions extends Partial<RuntimeSettings> {
    * graph sent over the wire reads only the folder the operator set).
    */
   storageRoot?: string;
+  /**
+   * Loads a voice folder (catalog entries with `purpose: 'tts'`). Default: the sherpa-onnx engine (loadSherpaVoice),
+   * with one VoiceRegistry for the process; a loader given here gets a registry of the session's own. Either way a
+   * voice is loaded once and shared by every agent that names it.
+   */
+  loadVoice?: VoiceLoader;
+  /** Byte budget of the session's audio cache of synthesized sentences (default 32 MiB; 0 = no cache). */
+  audioCacheBytes?: number;
 }
 
 let sharedRegistry: ModelRegistry | undefined;
+let sharedVoices: VoiceRegistry | undefined;
 
 /** The registry sessions share when none is given. */
 export function defaultModelRegistry(): ModelRegistry {
@@ -101,6 +117,8 @@ export class Session {
   private readonly embedders: SessionEmbedders;
   private knowledgeBases: KnowledgeBaseRegistry;
   private readonly modelHolds = new Map<string, ModelLease>();
+  private readonly voices: SessionVoices;
+  private readonly audioCache: AudioCache;
   private agentCounter = 0;
 
   constructor(host: SessionHostOptions = {}) {
@@ -129,6 +147,9 @@ export class Session {
       throw new LlamaDialogError('InvalidArgument', 'storageRoot must be a non-empty string (a folder path)');
     }
     this.hostStorageRoot = host.storageRoot;
+    const voiceSource = host.loadVoice ? new VoiceRegistry(host.loadVoice) : (sharedVoices ??= new VoiceRegistry(loadSherpaVoice));
+    this.voices = new SessionVoices(this.registry, voiceSource);
+    this.audioCache = new AudioCache(host.audioCacheBytes);
   }
 
   /** True between `create()` and `close()`. */
@@ -178,7 +199,10 @@ export class Session {
    * Compiles the graph, loads its models and creates the agent's caches (per kvCacheInitialization).
    * @throws LlamaDialogError SessionNotReady; InvalidParamValue (bad options); GraphCompilationFailed (3003);
    * InvalidExitTarget (3008); ModelLoadFailed (4005); for node `storage` params StorageFileNotFound (3010),
-   * StoragePathEscape (3009), StorageWrongKind (3011), InvalidStorageData (7003).
+   * StoragePathEscape (3009), StorageWrongKind (3011), InvalidStorageData (7003); for speaking graphs VoiceRequired
+   * (3013) naming the node when `voice` is missing, VoiceNotFound (4050) for a name that is not a tts catalog entry,
+   * InvalidVoice (4051) / TtsEngineUnavailable (4052) from the voice's load, InvalidParamValue for a speakerId the
+   * voice lacks; InvalidVoice for a `bakedAudio` file made with another voice.
    */
   async createAgent(options: AgentOptions): Promise<Agent> {
     this.requireActive();
@@ -207,14 +231,28 @@ export class Session {
       return base;
     });
     knowledge.bindGraph(graph);
+    const voiceNames = this.checkVoices(graph, resolved);
     const variables = new AgentVariables(resolved.variables);
     const leases = new Map<string, ModelLease>();
     const nodeCaches = new Map<string, NodeCache>();
+    const voiceLeases = new Map<string, VoiceLease>();
     const cleanup = async (): Promise<void> => {
       await Promise.all([...nodeCaches.values()].map((cache) => cache.dispose()));
       await Promise.all([...leases.values()].map((lease) => lease.release()));
+      await Promise.all([...voiceLeases.values()].map((lease) => lease.release()));
     };
     try {
+      // Voices before models: a bad voice folder fails before a model load is paid for.
+      for (const name of voiceNames) {
+        voiceLeases.set(name, await this.voices.acquire(name));
+        if (this.phase !== 'Active') throw new LlamaDialogError('SessionNotReady', 'the session closed while the agent was being created');
+      }
+      const voices = this.agentVoices(resolved, voiceLeases);
+      const agentVoice = voices.voice;
+      for (const path of resolved.bakedAudio) {
+        if (!agentVoice) throw new LlamaDialogError('InvalidParamValue', 'bad agent options: bakedAudio needs a voice');
+        await loadBakedLines(path, this.audioCache, agentVoice.voice);
+      }
       for (const reference of graph.modelReferences) {
         leases.set(reference, await this.registry.acquire(reference, this.acquireOptions()));
         if (this.phase !== 'Active') throw new LlamaDialogError('SessionNotReady', 'the session closed while the agent was being created');
@@ -243,6 +281,8 @@ export class Session {
         random: this.random,
         storages,
         knowledge,
+        voices,
+        acquireVoice: (name) => this.voices.acquire(name),
         onDestroyed: (destroyed) => this.agents.delete(destroyed.id),
       });
       if (resolved.kvCacheInitialization !== 'DeferAllocation') {
@@ -417,6 +457,34 @@ export class Session {
     return this.knowledgeBases.destroy(name);
   }
 
+  /** Catalog names of the voices (`purpose: 'tts'`). @throws LlamaDialogError SessionNotReady. */
+  listVoices(): string[] {
+    this.requireActive();
+    return this.voices.catalogNames();
+  }
+
+  /**
+   * Loads a `.voicebake` file (`llama-dialog voice bake`) into the session's audio cache for the named voice: its
+   * sentences are then spoken with no synthesis. Returns how many clips were loaded.
+   * @throws LlamaDialogError SessionNotReady; VoiceNotFound; InvalidVoice (a bake made with another voice, or not a
+   *   bake); the voice's load errors; the file system's errors (ENOENT, ...).
+   */
+  async loadBakedAudio(path: string, options: { voice: string }): Promise<number> {
+    this.requireActive();
+    const lease = await this.voices.acquire(options.voice);
+    try {
+      return await loadBakedLines(path, this.audioCache, lease.voice);
+    } finally {
+      await lease.release();
+    }
+  }
+
+  /** Counters of the session's audio cache (hits, misses, bytes). @throws LlamaDialogError SessionNotReady. */
+  audioCacheStats(): AudioCacheStats {
+    this.requireActive();
+    return this.audioCache.stats();
+  }
+
   /** Catalog names of the embedding models (`purpose: 'embedding'`). @throws LlamaDialogError SessionNotReady. */
   listEmbeddingModels(): string[] {
     this.requireActive();
@@ -439,6 +507,7 @@ export class Session {
     const holds = [...this.modelHolds.values()];
     this.modelHolds.clear();
     await Promise.all(holds.map((lease) => lease.release()));
+    this.audioCache.clear();
   }
 
   private requireActive(): z.output<typeof sessionOptionsSchema> {
@@ -459,6 +528,41 @@ export class Session {
     const problem = definition.checkSizes?.(params, { contextSize });
     if (problem) throw new LlamaDialogError('GraphCompilationFailed', `graph compilation failed: node "${nodeName}": ${problem}`);
     return new NodeCache(lease, contextSize, options.engine, { agentId, node: nodeName });
+  }
+
+  /**
+   * The voices the agent needs (its own first, then the nodes' `ttsModel`s), checked before anything loads.
+   * @throws LlamaDialogError VoiceRequired naming the first speaking node when there is no voice; VoiceNotFound.
+   */
+  private checkVoices(graph: CompiledGraph, options: ResolvedAgentOptions): string[] {
+    const names = new Set<string>();
+    if (options.voice) names.add(options.voice.model);
+    for (const node of graph.nodes.values()) {
+      const speaks = node.definition.speaks;
+      if (!speaks) continue;
+      if (!options.voice) {
+        throw new LlamaDialogError(
+          'VoiceRequired',
+          `${node.type} node "${node.name}" speaks, but the agent has no voice: pass createAgent({ voice: { model: <a tts catalog name> } })` +
+            ` (voices: ${this.voices.catalogNames().join(', ') || 'none'})`,
+        );
+      }
+      const own = speaks.ttsModel(node.params);
+      if (own !== undefined) names.add(own);
+    }
+    for (const name of names) this.voices.folderOf(name);
+    return [...names];
+  }
+
+  private agentVoices(options: ResolvedAgentOptions, leases: ReadonlyMap<string, VoiceLease>): AgentVoices {
+    let held: HeldVoice | undefined;
+    if (options.voice) {
+      const lease = leases.get(options.voice.model) as VoiceLease;
+      checkSpeaker(options.voice.speakerId, lease, 'voice');
+      held = { profile: { ...options.voice }, lease };
+    }
+    const nodeVoices = new Map([...leases].filter(([name]) => name !== options.voice?.model));
+    return new AgentVoices(held, nodeVoices, options.deliveryMode, this.audioCache);
   }
 
   private declareGraphVariables(graph: CompiledGraph, variables: AgentVariables): void {

@@ -20,8 +20,9 @@ export interface AnswerTextEvent {
 
 import type { ToolCallDisposition } from '../dialog/interaction.js';
 import type { NodeEvent, ToolCallEvent } from '../graph/node-events.js';
+import type { TtsAudioEvent, TtsAudioFormatEvent } from '../voice/speech-events.js';
 
-export type { NodeEvent, ToolCallDisposition, ToolCallEvent };
+export type { NodeEvent, ToolCallDisposition, ToolCallEvent, TtsAudioEvent, TtsAudioFormatEvent };
 
 /** The turn is suspended until `agent.resume()` (or its timeout). */
 export interface PausedEvent {
@@ -46,4 +47,8 @@ export interface TurnCompleteEvent {
   diagnostics?: TurnDiagnostics;
 }
 
-export type TurnEvent = AnswerTextEvent | ToolCallEvent | NodeEvent | PausedEvent | TurnCompleteEvent;
+/**
+ * Speech (speaking nodes): `ttsAudioFormat` once per turn before its first `ttsAudio`, then the audio of each
+ * sentence in order, interleaved with answerText; all of it before `turnComplete`.
+ */
+export type TurnEvent = AnswerTextEvent | ToolCallEvent | NodeEvent | PausedEvent | TtsAudioFormatEvent | TtsAudioEvent | TurnCompleteEvent;

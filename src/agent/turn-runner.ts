@@ -15,6 +15,7 @@ import type { Turn } from './turn.js';
 import type { StringStorage } from '../knowledge/string-storage.js';
 import type { KnowledgeBase } from '../knowledge/knowledge-base.js';
 import type { TurnCompleteEvent, TurnEvent, TurnStatus } from './turn-events.js';
+import { TurnSpeech, type TurnSpeechSource } from '../voice/turn-speech.js';
 
 /** What a turn runs on: the agent's graph, dialog and variables, and the way to its node caches. */
 export interface TurnRunnerParts {
@@ -33,6 +34,8 @@ export interface TurnRunnerParts {
   storage(nodeName: string, param: string): StringStorage | undefined;
   /** The knowledge base a node's knowledge param is bound to (NodeKnowledgeBindings). */
   knowledgeBase(nodeName: string, param: string): KnowledgeBase | undefined;
+  /** The agent's voices and delivery mode, read by the turn's speaking nodes. */
+  readonly speech?: TurnSpeechSource;
 }
 
 /** How the runner tells the agent's state machine where the turn is. */
@@ -59,6 +62,8 @@ export class TurnRunner {
   private tokensGenerated = 0;
   /** Query embeddings of this turn, by embedding model and text (shared by the turn's Retrieve / ClassifyIntent nodes). */
   private readonly queryEmbeddings = new Map<string, Promise<Float32Array>>();
+  /** Made by the first speaking node of the turn: one format event and one sentence count per turn. */
+  private turnSpeech: TurnSpeech | undefined;
 
   constructor(
     private readonly parts: TurnRunnerParts,
@@ -230,6 +235,14 @@ export class TurnRunner {
       knowledgeBase: (param) => this.parts.knowledgeBase(nodeName, param),
       embedQuery: (base, text) => this.embedQuery(base, text, signal),
       random: this.parts.random,
+      speech: () => {
+        this.turnSpeech ??= new TurnSpeech(
+          this.parts.speech ?? { voiceFor: () => undefined, deliveryMode: () => 'text', cache: undefined },
+          signal,
+          (event) => this.emit(event),
+        );
+        return this.turnSpeech;
+      },
     };
   }
 

@@ -98,7 +98,18 @@ const QUALITY_METRICS: readonly MetricDefinition[] = [
   { label: 'mean ms', unit: 'ms', read: field('meanMs') },
 ];
 
-const UNITS = new Map<string, MetricUnit>([...TAVERN_METRICS, ...CONVERSATION_METRICS, ...QUALITY_METRICS].map((metric) => [metric.label, metric.unit]));
+/** Rows of a voice report (`--workload voice`): the speech strategy has them all, `text only` its tokens/s. */
+const VOICE_METRICS: readonly MetricDefinition[] = [
+  { label: 'first audio from line ms', unit: 'ms', read: field('firstAudioFromLineMedianMs') },
+  { label: 'first audio from sentence ms', unit: 'ms', read: field('firstAudioFromSentenceMedianMs') },
+  { label: 'real-time factor', unit: 'ratio', read: field('realTimeFactor') },
+  { label: 'tokens/s', unit: 'rate', read: field('tokensPerSecond') },
+  { label: 'underruns', unit: 'count', read: field('underruns') },
+  { label: 'cancel ms', unit: 'ms', read: field('cancelMedianMs') },
+  { label: 'baked first audio ms', unit: 'ms', read: field('bakedFirstAudioMedianMs') },
+];
+
+const UNITS = new Map<string, MetricUnit>([...TAVERN_METRICS, ...CONVERSATION_METRICS, ...QUALITY_METRICS, ...VOICE_METRICS].map((metric) => [metric.label, metric.unit]));
 const OPTIONAL = new Set([...TAVERN_METRICS, ...CONVERSATION_METRICS].filter((metric) => metric.optional).map((metric) => metric.label));
 
 /**
@@ -113,7 +124,10 @@ export function readComparableReport(file: ComparedFile): ComparableReport {
   const workload = asRecord(report.workload) ?? {};
   const tavern = report.kind === 'tavern';
   const quality = report.kind === 'quality';
-  const metrics = tavern ? TAVERN_METRICS : quality ? QUALITY_METRICS : CONVERSATION_METRICS;
+  const voice = report.kind === 'voice';
+  // Rows list only the figures a strategy has (quality rows and voice's `text only` carry a few each).
+  const sparse = quality || voice;
+  const metrics = tavern ? TAVERN_METRICS : quality ? QUALITY_METRICS : voice ? VOICE_METRICS : CONVERSATION_METRICS;
   const figures = new Map<string, Map<string, number | null>>();
   const failed: string[] = [];
   for (const entry of report.strategies) {
@@ -125,7 +139,7 @@ export function readComparableReport(file: ComparedFile): ComparableReport {
       continue;
     }
     const read = metrics.map((metric) => [metric.label, metric.read(summary, strategy)] as const);
-    figures.set(strategy.strategy, new Map(quality ? read.filter(([, value]) => value !== null) : read));
+    figures.set(strategy.strategy, new Map(sparse ? read.filter(([, value]) => value !== null) : read));
   }
   const { machine, machineDetails } = tavern
     ? tavernMachine(asRecord(report.machine))

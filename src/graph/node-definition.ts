@@ -103,6 +103,11 @@ export interface NodeDefinition<P extends Record<string, unknown> = Record<strin
   readonly storageParams?: readonly StorageParam[];
   /** Params that name knowledge bases (resolved by the agent, see KnowledgeParam). */
   readonly knowledgeParams?: readonly KnowledgeParam[];
+  /**
+   * Set on nodes that speak (Speak, GenerateAndSpeak): the agent then needs a voice. `ttsModel` names the voice the
+   * node uses instead of the agent's (a structural param; the agent leases it at creation), or undefined.
+   */
+  readonly speaks?: { ttsModel(params: P): string | undefined };
   /** Creates the node's per-agent instance (called once per agent). */
   create(node: CompiledNode): GraphNode;
 }

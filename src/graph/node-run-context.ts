@@ -12,6 +12,7 @@ import type { NodeStepDiagnostics } from './node-step-diagnostics.js';
 import type { VariableStore } from './variable-store.js';
 import type { StringStorage } from '../knowledge/string-storage.js';
 import type { KnowledgeBase } from '../knowledge/knowledge-base.js';
+import type { TurnSpeech } from '../voice/turn-speech.js';
 
 /** How a pause ended (cancellation is thrown as an Aborted error instead). */
 export type PauseOutcome = { kind: 'resumed'; payload: unknown } | { kind: 'timedOut' };
@@ -75,4 +76,10 @@ export interface NodeRunContext {
   embedQuery(base: KnowledgeBase, text: string): Promise<Float32Array>;
   /** Uniform in [0, 1); injectable for tests. */
   random(): number;
+  /**
+   * This turn's speech (speaking nodes): `begin` starts a pipeline on the agent's voice. One per turn, so the turn
+   * sends one ttsAudioFormat however many nodes speak.
+   * @throws LlamaDialogError VoiceRequired when the agent has no voice.
+   */
+  speech(): TurnSpeech;
 }

@@ -40,14 +40,16 @@ export const DEFAULT_SHARED_SEQUENCES = 16;
  */
 export const DEFAULT_MIN_SHARED_PREFIX = 32;
 
-export type ModelPurpose = 'generation' | 'embedding';
-export const MODEL_PURPOSES = ['generation', 'embedding'] as const;
+export type ModelPurpose = 'generation' | 'embedding' | 'tts';
+export const MODEL_PURPOSES = ['generation', 'embedding', 'tts'] as const;
 
 /** One model the registry knows by name: a file on disk (`path`), or one to download (`url`). */
 export interface ModelCatalogEntry {
   /**
-   * What the model is for: `generation` (default: graph nodes run it) or `embedding` (knowledge bases and
-   * ClassifyIntent embed with it; `createKnowledgeBase` names it by its catalog name).
+   * What the model is for: `generation` (default: graph nodes run it), `embedding` (knowledge bases and
+   * ClassifyIntent embed with it; `createKnowledgeBase` names it by its catalog name) or `tts` (a voice: `path` is
+   * the folder `llama-dialog voice import` wrote, named by an agent's `voice.model` or a node's `ttsModel`; the
+   * registry never loads it, the session's voice loader does).
    */
   purpose?: ModelPurpose;
   /** Embedding models: the pooling ('model' = what the GGUF declares; a text-generation model needs 'mean' or 'last'). */
@@ -278,7 +280,8 @@ export class ModelRegistry {
 
   /** Why `reference` cannot be loaded (missing file), or undefined when its file exists or will be downloaded. */
   checkOnDisk(reference: string): string | undefined {
-    const { path, url } = this.resolve(reference);
+    const { path, url, purpose } = this.resolve(reference);
+    if (purpose === 'tts') return `model "${reference}" is a voice (purpose: 'tts'), not a language model`;
     if (!existsSync(path)) {
       if (url !== undefined) return undefined;
       return this.catalog.has(reference)
@@ -294,6 +297,10 @@ export class ModelRegistry {
    * @throws LlamaDialogError ModelLoadFailed when the file is missing or the engine refuses it.
    */
   async acquire(reference: string, options: { pin?: boolean; defaults?: ModelHostingDefaults } = {}): Promise<ModelLease> {
+    // A voice folder is no GGUF: handing it to the engine would only produce a confusing load error.
+    if (this.catalog.get(reference)?.purpose === 'tts') {
+      throw new LlamaDialogError('ModelLoadFailed', `model "${reference}" is a voice (purpose: 'tts'), not a language model`);
+    }
     const entry = this.entryFor(reference, options.defaults ?? {});
     entry.users += 1;
     if (options.pin) entry.pinned = true;
@@ -562,7 +569,10 @@ function checkHostingFields(name: string, entry: ModelCatalogEntry): void {
     throw new LlamaDialogError('InvalidArgument', `model "${name}": contexts must be 'auto', 'own' or 'shared', got ${String(entry.contexts)}`);
   }
   if (entry.purpose !== undefined && !MODEL_PURPOSES.includes(entry.purpose)) {
-    throw new LlamaDialogError('InvalidArgument', `model "${name}": purpose must be 'generation' or 'embedding', got ${String(entry.purpose)}`);
+    throw new LlamaDialogError('InvalidArgument', `model "${name}": purpose must be 'generation', 'embedding' or 'tts', got ${String(entry.purpose)}`);
+  }
+  if (entry.purpose === 'tts' && entry.url !== undefined) {
+    throw new LlamaDialogError('InvalidArgument', `model "${name}": a tts voice is a folder on disk (path); url is not supported for voices`);
   }
   if (entry.pooling !== undefined && !['model', 'mean', 'cls', 'last'].includes(entry.pooling)) {
     throw new LlamaDialogError('InvalidArgument', `model "${name}": pooling must be 'model', 'mean', 'cls' or 'last', got ${String(entry.pooling)}`);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { agentOptionsSchema } from '../agent/agent-options.js';
+import { agentOptionsSchema, voiceProfileSchema as agentVoiceProfileSchema } from '../agent/agent-options.js';
 import { knowledgeBaseSpecSchema } from '../knowledge/knowledge-base-spec.js';
 import { DELIVERY_MODES } from '../voice/voice-profile.js';
 
@@ -25,14 +25,8 @@ export const requestIdSchema = z
 
 const agentId = z.string().min(1).max(128).describe('The id AgentCreated returned.');
 
-/** The agent's voice (VoiceProfile of src/voice/voice-profile.ts). */
-const voiceProfileSchema = z
-  .strictObject({
-    model: z.string().min(1).max(4096).describe("Catalog name of a voice (a model with purpose 'tts'; ListVoices names them)."),
-    speakerId: z.int().min(0).max(1_000_000).optional().describe('Speaker of a multi-speaker voice; default 0.'),
-    speed: z.number().min(0.1).max(3).optional().describe('1 = the voice\'s own pace, 2 = twice as fast; default 1.'),
-  })
-  .describe('A voice profile: which voice speaks for the agent, and how.');
+/** The agent's voice: the agent's own schema, so the wire accepts exactly what createAgent does. */
+const voiceProfileSchema = agentVoiceProfileSchema.describe('A voice profile: which voice speaks for the agent, and how.');
 
 const deliveryModeSchema = z
   .enum(DELIVERY_MODES)
@@ -94,7 +88,8 @@ export const listModelsSchema = request('ListModels', {}, 'Models loaded in the 
 export const createAgentSchema = request(
   'CreateAgent',
   {
-    ...agentOptionsSchema.shape,
+    // bakedAudio names server files: a remote client may not choose files to read (the operator's catalog decides).
+    ...agentOptionsSchema.omit({ bakedAudio: true }).shape,
     voice: voiceProfileSchema.optional().describe('The voice of speaking nodes; required when the graph speaks (else 3013).'),
     deliveryMode: deliveryModeSchema.optional().describe("How speech is delivered; default 'voice'."),
   },

@@ -5,7 +5,6 @@ import type { Turn } from '../agent/turn.js';
 import type { InteractionInput } from '../dialog/index.js';
 import type { KnowledgeBuildProgress } from '../knowledge/knowledge-base.js';
 import type { DownloadProgress } from '../models/model-download.js';
-import type { DeliveryMode, VoiceProfile } from '../voice/voice-profile.js';
 import type { ClientMessage, RequestId, ServerMessage } from './protocol-messages.js';
 import { toWireAudio, toWireEvent, type TurnAudioPosition, type WireTurnEvent } from './wire-events.js';
 
@@ -14,17 +13,6 @@ import { toWireAudio, toWireEvent, type TurnAudioPosition, type WireTurnEvent } 
  * turn (unique per connection), so the queue keeps a TurnComplete behind that turn's audio.
  */
 export type MessageSink = (message: ServerMessage, turn?: number) => void;
-
-/** The agent's voice methods (createAgent `voice`, issue 21): setVoice while Idle (else AgentBusy), setDeliveryMode any time. */
-interface AgentVoiceControls {
-  setVoice(profile: VoiceProfile): Promise<void>;
-  setDeliveryMode(mode: DeliveryMode): void;
-}
-
-/** The session's voice catalog: names of the catalog's `purpose: 'tts'` models. */
-interface SessionVoiceCatalog {
-  listVoices(): string[];
-}
 
 /**
  * Maps the session requests of one connection one to one onto the library's Session and Agent, so every rule of
@@ -154,13 +142,13 @@ export class SessionRequests {
       case 'ListEmbeddingModels':
         return answer({ type: 'EmbeddingModels', models: this.session.listEmbeddingModels() });
       case 'SetAgentVoice':
-        await voiceControls(this.agent(message.agentId)).setVoice(message.voice);
+        await this.agent(message.agentId).setVoice(message.voice);
         return ack();
       case 'SetAgentDeliveryMode':
-        voiceControls(this.agent(message.agentId)).setDeliveryMode(message.mode);
+        this.agent(message.agentId).setDeliveryMode(message.mode);
         return ack();
       case 'ListVoices':
-        return answer({ type: 'VoiceList', voices: voiceCatalog(this.session).listVoices() });
+        return answer({ type: 'VoiceList', voices: this.session.listVoices() });
     }
   }
 
@@ -205,7 +193,7 @@ export class SessionRequests {
     const turnKey = ++this.turnCounter;
     let eventIndex = 0;
     const audio: TurnAudioPosition = { seq: 0, samples: 0 };
-    for await (const event of turn as AsyncIterable<WireTurnEvent>) {
+    for await (const event of turn) {
       if (event.type === 'ttsAudio') {
         for (const frame of toWireAudio(event, agentId, requestId, () => eventIndex++, audio)) this.send(frame, turnKey);
       } else {
@@ -213,26 +201,6 @@ export class SessionRequests {
       }
     }
   }
-}
-
-/**
- * The agent's voice methods. They come with the speech pipeline (issue 21); a build whose agents lack them refuses the
- * request with a typed error instead of a TypeError.
- */
-function voiceControls(agent: Agent): AgentVoiceControls {
-  const controls = agent as unknown as Partial<AgentVoiceControls>;
-  if (typeof controls.setVoice !== 'function' || typeof controls.setDeliveryMode !== 'function') {
-    throw new LlamaDialogError('TtsEngineUnavailable', 'this server build has no voice support (agent.setVoice / setDeliveryMode)');
-  }
-  return controls as AgentVoiceControls;
-}
-
-function voiceCatalog(session: Session): SessionVoiceCatalog {
-  const catalog = session as unknown as Partial<SessionVoiceCatalog>;
-  if (typeof catalog.listVoices !== 'function') {
-    throw new LlamaDialogError('TtsEngineUnavailable', 'this server build has no voice support (session.listVoices)');
-  }
-  return catalog as SessionVoiceCatalog;
 }
 
 /** Bytes between two DownloadProgress frames when the size is unknown. */

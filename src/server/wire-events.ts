@@ -1,14 +1,11 @@
 import { ErrorCode, LlamaDialogError, type ErrorName } from '../errors.js';
 import type { TurnCompleteEvent, TurnEvent } from '../agent/turn-events.js';
 import type { TurnDiagnostics } from '../diag/turn-diagnostics.js';
-import type { SpeechEvent, TtsAudioEvent } from '../voice/speech-events.js';
+import type { TtsAudioEvent } from '../voice/speech-events.js';
 import type { RequestId, TurnEventMessage, WireError, WireTtsAudio } from './protocol-messages.js';
 
-/**
- * A turn event as the server forwards it: the agent's turn events and the speech events. (Until the agent's
- * TurnEvent union carries the speech events itself; then this is TurnEvent.)
- */
-export type WireTurnEvent = TurnEvent | SpeechEvent;
+/** A turn event as the server forwards it (the agent's TurnEvent union, speech events included). */
+export type WireTurnEvent = TurnEvent;
 
 /** A `ttsAudio` event as the TypeScript client rebuilds it: the in-process fields plus the frame's place in the turn. */
 export interface RemoteTtsAudioEvent extends TtsAudioEvent {

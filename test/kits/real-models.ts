@@ -78,10 +78,13 @@ export class RealModelFixture {
     return new RealModelFixture(await loadModel({ path: await realModelPath(name) }));
   }
 
-  /** A created session whose catalog name `smollm2` is the fixture's model, hosted as `entry` says. */
-  session(entry: Partial<ModelCatalogEntry> = {}): Session {
+  /**
+   * A created session whose catalog name `smollm2` is the fixture's model, hosted as `entry` says; `catalog` adds
+   * entries the registry never loads as models (voices: `purpose: 'tts'`).
+   */
+  session(entry: Partial<ModelCatalogEntry> = {}, catalog: Record<string, ModelCatalogEntry> = {}): Session {
     const view = sharedModelView(this.model, (record) => this.ownGenerations.push(record));
-    const registry = new ModelRegistry({ catalog: { [SMOLLM2]: { ...entry, path: this.model.path } }, loader: async () => view });
+    const registry = new ModelRegistry({ catalog: { ...catalog, [SMOLLM2]: { ...entry, path: this.model.path } }, loader: async () => view });
     const session = new Session({ registry }).create({ gameName: 'real-model tier' });
     this.registries.push(registry);
     this.sessions.push(session);

@@ -4,7 +4,7 @@ import { loadModel } from '../../src/engine/load-model.js';
 import type { GenerateOptions, GenerateResult, InferenceContext } from '../../src/engine/types.js';
 import type { RuntimeContextOptions, RuntimeModel } from '../../src/engine/types.js';
 import { ModelRegistry, type ModelCatalogEntry } from '../../src/host/model-registry.js';
-import { Session } from '../../src/agent/session.js';
+import { Session, type SessionHostOptions } from '../../src/agent/session.js';
 import { ensureTestModel } from './models.js';
 
 /** One thread per context: vitest runs two forks on two shared cores. */
@@ -95,10 +95,16 @@ export interface RuntimeHarness {
 
 /**
  * A created session whose catalog name `tiny` is the tiny synthetic model, loaded by the real engine. `entry` adds
- * catalog fields (scheduling, KV budgets); `onContext` is told of every context the engine creates.
+ * catalog fields (scheduling, KV budgets); `onContext` is told of every context the engine creates; `host` adds
+ * session host options.
  */
 export async function createRuntimeHarness(
-  harnessOptions: { entry?: Partial<ModelCatalogEntry>; onContext?: (context: InferenceContext) => void } = {},
+  harnessOptions: {
+    entry?: Partial<ModelCatalogEntry>;
+    onContext?: (context: InferenceContext) => void;
+    /** More host options of the session (a voice loader, ...). */
+    host?: Omit<SessionHostOptions, 'registry'>;
+  } = {},
 ): Promise<RuntimeHarness> {
   const path = await ensureTestModel('tiny');
   const harness: RuntimeHarness = {
@@ -134,6 +140,6 @@ export async function createRuntimeHarness(
       return wrapped;
     },
   });
-  harness.session = new Session({ registry: harness.registry }).create({ gameName: 'runtime tests' });
+  harness.session = new Session({ ...harnessOptions.host, registry: harness.registry }).create({ gameName: 'runtime tests' });
   return harness;
 }

@@ -153,7 +153,7 @@ export class SpeakingSession extends Session {
   constructor(
     host: SessionHostOptions,
     private readonly script: SpeechScript = defaultSpeechScript,
-    private readonly voices: string[] = ['joe-medium'],
+    private readonly voiceNames: string[] = ['joe-medium'],
     /** Hears every fake agent created (a test's handle on them). */
     private readonly onSpeaker: (agent: FakeSpeakingAgent) => void = () => {},
   ) {
@@ -164,7 +164,7 @@ export class SpeakingSession extends Session {
     const { voice, deliveryMode } = options as { voice?: VoiceProfile; deliveryMode?: DeliveryMode };
     if (voice === undefined) return super.createAgent(options);
     this.listAgents(); // SessionNotReady before CreateSession, as for real agents
-    if (!this.voices.includes(voice.model)) throw new LlamaDialogError('VoiceNotFound', `no voice "${voice.model}" in the catalog`);
+    if (!this.voiceNames.includes(voice.model)) throw new LlamaDialogError('VoiceNotFound', `no voice "${voice.model}" in the catalog`);
     this.speakerCounter += 1;
     const agent = new FakeSpeakingAgent(
       `speaker-${this.speakerCounter}`,
@@ -186,8 +186,8 @@ export class SpeakingSession extends Session {
     return [...super.listAgents(), ...([...this.speakers.values()] as unknown as Agent[])];
   }
 
-  listVoices(): string[] {
-    return [...this.voices];
+  override listVoices(): string[] {
+    return [...this.voiceNames];
   }
 
   override async close(): Promise<void> {

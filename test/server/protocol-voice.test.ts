@@ -99,7 +99,7 @@ describe('speech on the wire', () => {
       expect(await session.listVoices()).toEqual(['joe-medium', 'amy-low']);
       const brom = await session.createAgent({ graph: speakGraph, voice: { model: 'joe-medium', speed: 1.2 } });
       const agent = speakers.at(-1)!;
-      expect(agent.voice).toEqual({ model: 'joe-medium', speed: 1.2 });
+      expect(agent.voice).toEqual({ model: 'joe-medium', speakerId: 0, speed: 1.2 });
 
       const events: string[] = [];
       const turn = brom.sendMessage('Hello');
@@ -120,7 +120,7 @@ describe('speech on the wire', () => {
       expect(audio.complete.status).toBe('Success');
 
       await brom.setVoice({ model: 'amy-low', speakerId: 2 });
-      expect(agent.voice).toEqual({ model: 'amy-low', speakerId: 2 });
+      expect(agent.voice).toEqual({ model: 'amy-low', speakerId: 2, speed: 1 });
       await brom.setDeliveryMode('synced');
       expect(agent.deliveryMode).toBe('synced');
 
@@ -155,14 +155,14 @@ describe('speech on the wire', () => {
       code: 3004,
       name: 'AgentBusy',
     });
-    expect(agent.voice).toEqual(voice);
+    expect(agent.voice).toEqual({ speakerId: 0, speed: 1, ...voice });
     expect(await client.request({ type: 'SetAgentDeliveryMode', agentId, mode: 'text' })).toMatchObject({ type: 'Ack' });
     expect(agent.deliveryModes).toEqual(['text']);
 
     held.resolve();
     expect(checkTurnEvents(await client.turnEvents(requestId)).status).toBe('Success');
     expect(await client.request({ type: 'SetAgentVoice', agentId, voice: { model: 'amy-low' } })).toMatchObject({ type: 'Ack' });
-    expect(agent.voice).toEqual({ model: 'amy-low' });
+    expect(agent.voice).toEqual({ model: 'amy-low', speakerId: 0, speed: 1 });
     await client.close();
   });
 
@@ -196,7 +196,7 @@ describe('speech on the wire', () => {
       'InvalidAgentId',
     ]);
     expect(agent.deliveryModes).toEqual([]);
-    expect(agent.voice).toEqual(voice);
+    expect(agent.voice).toEqual({ speakerId: 0, speed: 1, ...voice });
     // Audio frames go one way: from a client, one is a malformed message and the connection stays open.
     const before = client.received.length;
     client.write(encodeAudioFrame({ type: 'TtsAudio', requestId: 'up' }, new Int16Array([1, 2])));

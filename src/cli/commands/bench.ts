@@ -1,7 +1,7 @@
 import { renderDecodeProfileSummary, summarizeDecodeProfile } from '../../bench/decode-profile-summary.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { resolveModelArgument } from '../model-argument.js';
+import { resolveModelArgument, resolveVoiceArgument } from '../model-argument.js';
 import { z } from 'zod';
 import { AgentStrategy } from '../../bench/agent-strategy.js';
 import { describeBenchEnvironment, describeBenchMachine } from '../../bench/bench-environment.js';
@@ -28,6 +28,8 @@ import { benchCompareCommand } from './bench-compare.js';
 import { runQualityBenchmark } from '../../bench/quality/quality-benchmark.js';
 import { runKnowledgeBenchmark } from '../../bench/knowledge/knowledge-benchmark.js';
 import { renderKnowledgeText } from '../../bench/knowledge/knowledge-report.js';
+import { runVoiceBenchmark } from '../../bench/voice/voice-benchmark.js';
+import { renderVoiceText } from '../../bench/voice/voice-report.js';
 import { renderCrowdText, runCrowdProbe } from '../../bench/crowd-probe.js';
 import { QUALITY_SET_NAMES, renderQualityChart, renderQualityText, type QualitySetName } from '../../bench/quality/quality-report.js';
 
@@ -51,13 +53,14 @@ const baselineList = z
   });
 
 /** Flags each kind of workload reads beyond the shared ones (model, workload, threads, json, chart). */
-type WorkloadKind = 'conversation' | 'tavern' | 'quality' | 'crowd' | 'knowledge';
+type WorkloadKind = 'conversation' | 'tavern' | 'quality' | 'crowd' | 'knowledge' | 'voice';
 const KIND_FLAGS: Readonly<Record<WorkloadKind, readonly string[]>> = {
   conversation: ['turns', 'baselines', 'order', 'floor-samples', 'summary-only', 'contexts', 'profile', 'chart'],
   tavern: ['agents', 'lines', 'strategies', 'mean-gap-ms', 'seed', 'max-tokens', 'context', 'gpu-layers', 'kv-layout', 'arrivals', 'profile', 'chart'],
   quality: ['sets', 'chart'],
   crowd: ['agents', 'max-tokens', 'context', 'repeats'],
   knowledge: ['embedding-model', 'sizes', 'steps', 'turns', 'repeats'],
+  voice: ['voice', 'turns', 'repeats', 'min-sentence-chars'],
 };
 const SHARED_FLAGS = ['model', 'workload', 'threads', 'json'] as const;
 const KIND_NAMES: Readonly<Record<WorkloadKind, string>> = {
@@ -66,6 +69,7 @@ const KIND_NAMES: Readonly<Record<WorkloadKind, string>> = {
   quality: '--workload quality',
   crowd: '--workload crowd',
   knowledge: '--workload knowledge',
+  voice: '--workload voice',
 };
 
 /** Refuses flags the chosen workload would silently ignore (checked on the flags as given, before defaults). */
@@ -73,7 +77,7 @@ function checkWorkloadFlags(raw: unknown, context: z.RefinementCtx): void {
   if (typeof raw !== 'object' || raw === null) return;
   const workload = (raw as { workload?: unknown }).workload;
   const kind: WorkloadKind =
-    workload === 'tavern' || workload === 'quality' || workload === 'crowd' || workload === 'knowledge' ? workload : 'conversation';
+    workload === 'tavern' || workload === 'quality' || workload === 'crowd' || workload === 'knowledge' || workload === 'voice' ? workload : 'conversation';
   const own = [...SHARED_FLAGS, ...KIND_FLAGS[kind]];
   const owners = (flag: string): string =>
     (Object.keys(KIND_FLAGS) as WorkloadKind[])
@@ -114,7 +118,9 @@ const benchSchema = z.preprocess(
   z
     .object({
       model: z.string().min(1).optional(),
-      workload: z.enum([...WORKLOAD_NAMES, 'tavern', 'quality', 'crowd', 'knowledge']).default('default'),
+      workload: z.enum([...WORKLOAD_NAMES, 'tavern', 'quality', 'crowd', 'knowledge', 'voice']).default('default'),
+      voice: z.string().min(1).optional(),
+      'min-sentence-chars': z.coerce.number().int().min(1).max(1000).default(12),
       'embedding-model': z.string().min(1).optional(),
       sizes: z
         .string()
@@ -170,6 +176,8 @@ export const benchCommand = defineCommand({
                          [--threads N] [--json file]
        llama-dialog bench --workload knowledge [--embedding-model minilm|file.gguf] [--model smollm2|file.gguf]
                          [--sizes 10000,100000] [--steps N] [--turns N] [--repeats N] [--threads N] [--json file]
+       llama-dialog bench --workload voice [--voice joe-medium|folder] [--model smollm2|file.gguf] [--turns N]
+                         [--repeats N] [--min-sentence-chars N] [--threads N] [--json file]
        llama-dialog bench compare a.json b.json [more.json …]   (see llama-dialog bench compare --help)
 
 Runs a fixed blacksmith-NPC conversation (system prompt ~230 tokens, player lines of 20–30 tokens,
@@ -304,6 +312,7 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
     if (options.workload === 'quality') return runQuality(options, io);
     if (options.workload === 'crowd') return runCrowd(options, io);
     if (options.workload === 'knowledge') return runKnowledge(options, io);
+    if (options.workload === 'voice') return runVoice(options, io);
     const log = (line: string): void => io.stderr(`${line}\n`);
     const progress = { write: (text: string) => io.stderr(text), isTTY: io.stderrIsTty };
     const workload = buildWorkload(options.workload, { turns: options.turns, threads: options.threads });
@@ -471,6 +480,31 @@ async function runKnowledge(options: BenchOptions, io: CliIo): Promise<ExitCodeV
     mkdirSync(dirname(resolve(options.json)), { recursive: true });
     writeFileSync(options.json, `${JSON.stringify(report, null, 2)}\n`);
     log(`[bench] wrote ${options.json}`);
+  }
+  return ExitCode.Ok;
+}
+
+/** `bench --workload voice`: spoken turns on a real voice and a real chat model, timed from the outside. */
+async function runVoice(options: BenchOptions, io: CliIo): Promise<ExitCodeValue> {
+  const log = (line: string): void => io.stderr(`${line}\n`);
+  const settings = {
+    chatModelPath: await resolveModelArgument(options.model ?? 'smollm2', log),
+    voiceFolder: await resolveVoiceArgument(options.voice ?? 'joe-medium', log),
+    threads: options.threads,
+    turns: options.turns ?? 10,
+    repeats: options.repeats,
+    minSentenceChars: options['min-sentence-chars'],
+  };
+  const addon = loadNativeAddon();
+  const machine = describeBenchMachine({ systemInfo: addon.systemInfo(), backends: addon.listBackends() });
+  const environment = { device: machine.device, backend: machine.backend, threads: settings.threads, cpu: machine.cpu };
+  log(`[bench] voice: chat model ${settings.chatModelPath}, voice ${settings.voiceFolder}, ${settings.threads} threads`);
+  const report = await runVoiceBenchmark(settings, environment, log);
+  io.stdout(renderVoiceText(report));
+  if (options.json) {
+    const jsonPath = resolve(options.json);
+    writeOutput(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+    io.stdout(`JSON: ${jsonPath}\n`);
   }
   return ExitCode.Ok;
 }

@@ -5,6 +5,7 @@ import { importPiperVoice } from '../../voice/piper-voice-import.js';
 import { loadSherpaVoice } from '../../voice/sherpa-voice.js';
 import { writeWav } from '../../voice/wav-file.js';
 import { defineCommand, ExitCode } from '../command.js';
+import { voiceBakeCommand } from './voice-bake.js';
 
 const numberFlag = (what: string) =>
   z
@@ -103,16 +104,17 @@ Options:
 
 export const voiceCommand = defineCommand({
   name: 'voice',
-  summary: 'voices for speaking agents: import a Piper voice, say a line into a WAV',
-  help: `Usage: llama-dialog voice <import|say> …
+  summary: 'voices for speaking agents: import a Piper voice, say a line into a WAV, bake lines',
+  help: `Usage: llama-dialog voice <import|say|bake> …
 
   voice import <model.onnx> [--config …] [--out …] [--espeak-data …]   make a voice folder from a Piper voice
   voice say <voice-folder> "text" --out file.wav [--speed S] [--speaker N]   speak a line into a WAV
+  voice bake <voice-folder> <lines.txt|lines.json> --out file.voicebake   pre-synthesize lines for the audio cache
 
 Run llama-dialog voice <subcommand> --help for each one's options. docs/VOICE.md has the details and licences.`,
   flags: {},
   positionals: 'words',
-  subcommands: [voiceImportCommand, voiceSayCommand],
+  subcommands: [voiceImportCommand, voiceSayCommand, voiceBakeCommand()],
   schema: z.strictObject({ words: z.array(z.string()) }),
   async run(options, io) {
     // Reached only when no subcommand matched.

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { NodePrefillContext } from '../node-definition.js';
+import type { GenerateResult } from '../../engine/types.js';
+import type { NodePrefillContext, NodeSizeContext } from '../node-definition.js';
 import { defineNode, type GraphNode } from '../node-definition.js';
 import type { NodeRunContext } from '../node-run-context.js';
 import type { NodePromptProjector } from '../../prompt/node-prompt-projector.js';
@@ -18,7 +19,8 @@ import {
   checkReplyFits,
 } from '../inference/shared-params.js';
 
-const paramsSchema = z.strictObject({
+/** Generate's params; GenerateAndSpeak has these and its speech params. */
+export const generateParamsShape = {
   ...inferenceParamsShape,
   ...samplingParamsShape,
   ...projectedPromptParamsShape,
@@ -31,11 +33,13 @@ const paramsSchema = z.strictObject({
   stop: z.array(z.string().min(1).max(256)).max(16).default([]),
   /** Share of the budget a trim brings the prompt down to (default 0.75). */
   trimTargetRatio: z.number().gt(0).max(1).default(0.75),
-});
-type GenerateParams = z.infer<typeof paramsSchema>;
+};
+const paramsSchema = z.strictObject(generateParamsShape);
+export type GenerateParams = z.infer<typeof paramsSchema>;
 
-class GenerateNode implements GraphNode {
-  readonly type = 'Generate';
+/** Generate's node; GenerateAndSpeak extends it (same prompt, inference and reply, plus speech). */
+export class GenerateNode implements GraphNode {
+  readonly type: string = 'Generate';
   private projector: NodePromptProjector | undefined;
 
   constructor(readonly name: string) {}
@@ -52,24 +56,34 @@ class GenerateNode implements GraphNode {
 
   async execute(run: NodeRunContext): Promise<string> {
     const params = run.params as GenerateParams;
+    const result = await this.generateReply(run, params, params.stream ? (piece) => run.emitAnswer(piece, true) : undefined);
+    this.recordReply(run, params, result);
+    return 'default';
+  }
+
+  /** Projects the dialog into the node's prompt and generates; `onToken` gets each piece as it streams. */
+  protected async generateReply(run: NodeRunContext, params: GenerateParams, onToken: ((piece: string) => void) | undefined): Promise<GenerateResult> {
     const inference = run.inference();
     const projector = this.projectorFor(inference, params, run.settings.maintainDialogueHistory);
     const projection = projector.project(run.dialog, { settings: projectionSettingsFrom(params), variables: run.variables.toObject() });
-    const result = await generateFromProjection(run, inference, projection, {
+    return generateFromProjection(run, inference, projection, {
       maxTokens: params.maxTokens,
       sampling: samplingFrom(params),
       stop: params.stop,
-      ...(params.stream ? { onToken: (piece: string) => run.emitAnswer(piece, true) } : {}),
+      ...(onToken ? { onToken } : {}),
     });
+  }
+
+  /** Writes the reply into the dialog; a node that did not stream sends it whole. */
+  protected recordReply(run: NodeRunContext, params: GenerateParams, result: GenerateResult): void {
     run.dialog.addReply({
       node: this.name,
       text: result.text,
       tokens: result.tokens,
       historyRole: params.historyRole,
-      model: inference.modelId,
+      model: run.inference().modelId,
     });
     if (!params.stream) run.emitAnswer(result.text, false);
-    return 'default';
   }
 
   async prefill({ params, inference, variables, maintainDialogueHistory }: NodePrefillContext): Promise<void> {
@@ -80,14 +94,19 @@ class GenerateNode implements GraphNode {
   }
 }
 
+/** What Generate's definition says beyond its type and params, shared with GenerateAndSpeak. */
+export const generateDefinitionTraits = {
+  exits: ['default'],
+  structuralParams: inferenceStructuralParams,
+  usesModel: true,
+  checkSizes: (params: GenerateParams, context: NodeSizeContext) => checkReplyFits(params, context),
+  check: (params: GenerateParams) => checkTemplate(params.template),
+} as const;
+
 /** Calls the model on the node's projected prompt and streams (or returns) the reply. */
 export const generateNode = defineNode({
   type: 'Generate',
   paramsSchema,
-  exits: ['default'],
-  structuralParams: inferenceStructuralParams,
-  usesModel: true,
-  checkSizes: checkReplyFits,
-  check: (params) => checkTemplate(params.template),
+  ...generateDefinitionTraits,
   create: (node) => new GenerateNode(node.name),
 });

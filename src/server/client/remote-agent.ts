@@ -74,8 +74,7 @@ export class RemoteAgent {
         const event = fromWireEvent(wire);
         if (event.type === 'paused') this.currentState = 'Paused';
         if (event.type === 'turnComplete') this.finishTurn(turn);
-        // The speech events ride in the turn like every other event (TurnEvent gains them with the speech pipeline).
-        turn.push(event as TurnEvent);
+        turn.push(event);
       })
       .catch((error: unknown) => {
         if (this.active === turn) {
