@@ -101,6 +101,7 @@ const QUALITY_METRICS: readonly MetricDefinition[] = [
 /** Rows of a voice report (`--workload voice`): the speech strategy has them all, `text only` its tokens/s. */
 const VOICE_METRICS: readonly MetricDefinition[] = [
   { label: 'first audio from line ms', unit: 'ms', read: field('firstAudioFromLineMedianMs') },
+  { label: 'first audio from segment ms', unit: 'ms', read: field('firstAudioFromSegmentMedianMs') },
   { label: 'first audio from sentence ms', unit: 'ms', read: field('firstAudioFromSentenceMedianMs') },
   { label: 'real-time factor', unit: 'ratio', read: field('realTimeFactor') },
   { label: 'tokens/s', unit: 'rate', read: field('tokensPerSecond') },

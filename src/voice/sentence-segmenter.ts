@@ -19,6 +19,11 @@ export interface SentenceSegmenterOptions {
   maxSentenceChars?: number;
   /** Default `drop`. */
   stageDirections?: StageDirectionHandling;
+  /**
+   * The first segment may also end at a clause mark (`,` `;` `:` followed by a space) once minSentenceChars have
+   * accumulated: speech can start on "Well, traveller," while the model writes the rest. Default false.
+   */
+  eagerFirstClause?: boolean;
 }
 
 /** Lower case, without the final period; `no` is handled apart (only before a number). */
@@ -49,6 +54,8 @@ export class SentenceSegmenter {
   // The whole raw text is kept: offsets are reported in it and the cleaner reads the character before a cut.
   private raw = '';
   private pendingStart = 0;
+  private readonly eagerFirstClause: boolean;
+  private segmentsCut = 0;
 
   constructor(options: SentenceSegmenterOptions = {}) {
     this.minSentenceChars = options.minSentenceChars ?? 12;
@@ -63,6 +70,7 @@ export class SentenceSegmenter {
       );
     }
     this.cleaner = new SpeechTextCleaner({ stageDirections: options.stageDirections });
+    this.eagerFirstClause = options.eagerFirstClause === true;
   }
 
   /** Appends a piece of the reply (a token's text); returns the segments it completed, in order. */
@@ -87,6 +95,7 @@ export class SentenceSegmenter {
       const end = this.segmentEnd(pending, final);
       if (end === undefined) return segments;
       segments.push(segmentOf(pending, end));
+      this.segmentsCut++;
       // Cut at the whitespace after the segment: the next stretch starts with it (trimmed by the cleaner).
       this.pendingStart = pending.sources[end] as number;
     }
@@ -102,6 +111,11 @@ export class SentenceSegmenter {
       if (char === '\n') {
         if (index >= known) return undefined;
         verdict = index >= this.minSentenceChars ? { kind: 'boundary', end: index } : { kind: 'none' };
+      } else if (this.eagerFirstClause && this.segmentsCut === 0 && isOneOf(CLAUSE_MARKS, char)) {
+        const end = index + 1;
+        // The mark counts only before a space (never inside 3,000 or a link), which may not have arrived yet.
+        if (end >= known) return undefined;
+        if (text[end] === ' ' && !pending.insideLink[end] && end >= this.minSentenceChars) verdict = { kind: 'boundary', end };
       } else if (isOneOf(TERMINATORS, char)) {
         verdict = this.terminatorVerdict(pending, index, known, final);
         while (isOneOf(TERMINATORS, text[index + 1])) index++;

@@ -8,6 +8,20 @@ import type { DeliveryMode } from './voice-profile.js';
 /** Longest `ttsAudio` chunk, in samples (≈ 0.37 s at 22 050 Hz; 16 KiB of PCM). */
 export const MAX_AUDIO_CHUNK_SAMPLES = 8192;
 
+/**
+ * When a sentence after the reply's first is synthesized while the model is still writing: `eager` at once;
+ * `playback` only when the audio already sent is about to run out (its estimated synthesis time, doubled, plus
+ * PLAYBACK_MARGIN_MS before the end), so that speech takes CPU from generation only when a listener needs it. Once
+ * the reply is complete every sentence left goes at once.
+ */
+export type SynthesisPacing = 'eager' | 'playback';
+
+/** Audio a paced sentence is kept ahead of the listener by, beyond its estimated synthesis time (ms). */
+export const PLAYBACK_MARGIN_MS = 300;
+
+/** Synthesis cost assumed per character before the voice has synthesized anything this turn (ms; RTF ≈ 0.2). */
+const DEFAULT_MS_PER_CHAR = 12;
+
 /** Timings of one spoken sentence, for diagnostics. */
 export interface SentenceTiming {
   /** Index within the turn (the `sentenceIndex` of its ttsAudio events). */
@@ -47,6 +61,9 @@ export interface SpeechPipelineOptions {
   speakerId: number;
   speed: number;
   minSentenceChars: number;
+  /** The reply's first segment may end at a clause mark (SentenceSegmenter `eagerFirstClause`). */
+  eagerFirstClause: boolean;
+  pacing: SynthesisPacing;
   cache: AudioCache | undefined;
   /** Where the reply's text goes as answerText deltas; omitted: the node sends no text (Speak). */
   emitText?: (piece: string) => void;
@@ -92,12 +109,21 @@ export class SpeechPipeline {
   private readonly timings: SentenceTiming[] = [];
   private hits = 0;
   private misses = 0;
+  /** The reply is complete (finish was called): no more pacing. */
+  private textComplete = false;
+  /** Ends a paced wait early (the reply completed, or the turn was cancelled). */
+  private wakePacedWait: (() => void) | undefined;
+  /** When the first audio was sent (performance.now()), and the samples sent since: where a listener's audio ends. */
+  private firstAudioAt: number | undefined;
+  private samplesSent = 0;
+  /** The slowest synthesis seen in this reply, per character (ms): the paced estimate errs on the slow side. */
+  private msPerChar = 0;
 
   constructor(
     private readonly options: SpeechPipelineOptions,
     private readonly turn: SpeechTurnSink,
   ) {
-    this.segmenter = new SentenceSegmenter({ minSentenceChars: options.minSentenceChars });
+    this.segmenter = new SentenceSegmenter({ minSentenceChars: options.minSentenceChars, eagerFirstClause: options.eagerFirstClause });
     if (options.unusable !== undefined) this.fail(options.unusable);
   }
 
@@ -114,6 +140,8 @@ export class SpeechPipeline {
    * turn is cancelled. Never rejects: a failed synthesis is a warning and the reply's text still goes out.
    */
   async finish(): Promise<SpeechReport> {
+    this.textComplete = true;
+    this.wakePacedWait?.();
     if (!this.stopped) {
       this.enqueue(this.segmenter.flush());
       const { signal } = this.turn;
@@ -153,6 +181,7 @@ export class SpeechPipeline {
   }
 
   private stop(): void {
+    this.wakePacedWait?.();
     this.stopped = true;
     this.queue = [];
     this.gates = 0;
@@ -191,6 +220,8 @@ export class SpeechPipeline {
       let synthesisMs = 0;
       const cached = pcm !== undefined;
       if (pcm === undefined) {
+        await this.pace(item, voice.format.sampleRate, signal);
+        if (signal.aborted || this.stopped) break;
         this.misses += 1;
         const start = performance.now();
         try {
@@ -202,6 +233,7 @@ export class SpeechPipeline {
           break;
         }
         synthesisMs = performance.now() - start;
+        this.msPerChar = Math.max(this.msPerChar, synthesisMs / Math.max(1, item.segment.text.length));
         cache?.put(key, pcm);
       } else {
         this.hits += 1;
@@ -212,6 +244,30 @@ export class SpeechPipeline {
     }
   }
 
+  /**
+   * Playback pacing: while the model still writes, waits until the audio already sent is about to run out for a
+   * listener who started playing at the first audio. Never waits for the first sentence, once the reply is complete,
+   * or after a cancel.
+   */
+  private async pace(item: QueuedSentence, sampleRate: number, signal: AbortSignal): Promise<void> {
+    if (this.options.pacing !== 'playback' || this.textComplete || this.firstAudioAt === undefined || signal.aborted) return;
+    const audioEndsAt = this.firstAudioAt + (this.samplesSent / sampleRate) * 1000;
+    const estimateMs = 2 * (this.msPerChar || DEFAULT_MS_PER_CHAR) * item.segment.text.length + PLAYBACK_MARGIN_MS;
+    const waitMs = audioEndsAt - estimateMs - performance.now();
+    if (waitMs <= 0) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.wakePacedWait = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, waitMs);
+      signal.addEventListener('abort', done, { once: true });
+      this.wakePacedWait = done;
+    });
+  }
+
   private deliver(item: QueuedSentence, pcm: Int16Array, timing: SentenceTiming): void {
     const { node, voice } = this.options;
     if (item.gated) {
@@ -220,6 +276,8 @@ export class SpeechPipeline {
     }
     this.turn.announceFormat({ type: 'ttsAudioFormat', node, ...voice.format });
     this.firstAudioMs ??= performance.now() - this.started;
+    this.firstAudioAt ??= performance.now();
+    this.samplesSent += pcm.length;
     this.timings.push(timing);
     const { segment } = item;
     let offset = 0;

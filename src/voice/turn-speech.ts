@@ -1,6 +1,6 @@
 import { LlamaDialogError } from '../errors.js';
 import type { AudioCache } from './audio-cache.js';
-import { SpeechPipeline, type SpeechTurnSink } from './speech-pipeline.js';
+import { SpeechPipeline, type SpeechTurnSink, type SynthesisPacing } from './speech-pipeline.js';
 import type { SpeechEvent, TtsAudioEvent, TtsAudioFormatEvent } from './speech-events.js';
 import type { TtsVoice } from './tts-voice.js';
 import type { DeliveryMode } from './voice-profile.js';
@@ -33,6 +33,10 @@ export interface SpeakRequest {
   /** Default: the agent voice's. */
   speed?: number;
   minSentenceChars: number;
+  /** Default false. */
+  eagerFirstClause?: boolean;
+  /** Default 'eager'. */
+  synthesisPacing?: SynthesisPacing;
   /** Where the reply's text goes (answerText deltas), as the delivery mode releases it; omitted: no text (Speak). */
   emitText?: (piece: string) => void;
   warn(message: string): void;
@@ -89,6 +93,8 @@ export class TurnSpeech {
         speakerId,
         speed,
         minSentenceChars: request.minSentenceChars,
+        eagerFirstClause: request.eagerFirstClause ?? false,
+        pacing: request.synthesisPacing ?? 'eager',
         cache: this.source.cache,
         ...(request.emitText ? { emitText: request.emitText } : {}),
         warn: request.warn,

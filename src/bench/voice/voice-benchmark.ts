@@ -1,15 +1,15 @@
 /**
  * `bench --workload voice` (issue 21, item 6): spoken NPC turns on a real voice and a real chat model, timed from the
  * outside. Four parts, one session:
- * - speech: the same lines to two agents that differ only in delivery mode (`voice` vs `text`), in alternating
- *   order; first audio from the player's line and from the delta that closed the first sentence, underruns of a
- *   listener playing at real time, and the model's tokens/s with and without speech (greedy, so both agents write
- *   the same replies);
- * - real-time factor: synthesis time over audio time of each sentence, from the node's diagnostics, while the model
- *   was generating;
- * - cancel: a turn cancelled at its first audio; time to turnComplete and audio events after cancel();
- * - baked lines: CannedResponse → Speak on lines baked beforehand; first audio from the player's line.
- */
+ * - speech: the same lines to three agents with the same graph, in rotating order: speaking with the default
+ *   playback pacing, speaking with eager pacing (every sentence synthesized as soon as it is cut), and delivery mode
+ *   `text`. First audio from the player's line, from the delta that closed the first speech segment and from the one
+ *   that closed the first sentence; underruns of a listener playing at real time; the model's tokens/s in each case
+ *   (greedy, so all three write the same replies);
+ * - real-time factor: synthesis time over audio time of the eager agent's sentences (all synthesized while the model
+ *   was generating), from the node's diagnostics;
+ * - cancel: a turn cancelled at its first audio; time to turnComplete and audio of a new sentence after cancel();
+ * - baked lines: CannedResponse → Speak on lines baked beforehand; first audio from the player's line. */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,12 +47,15 @@ export interface VoiceBenchmarkReport {
   workload: { name: 'voice'; fingerprint: string };
   environment: { device: string; backend: string; threads: number; cpu: string };
   settings: VoiceBenchmarkSettings;
-  turns: (VoiceTurnFigures & { line: string; textTokensPerSecond: number; voiceTokensPerSecond: number })[];
+  turns: (VoiceTurnFigures & { line: string; textTokensPerSecond: number; voiceTokensPerSecond: number; eagerTokensPerSecond: number })[];
   firstAudioFromLine: LatencySummary;
+  firstAudioFromSegment: LatencySummary;
   firstAudioFromSentence: LatencySummary;
   realTimeFactor: { median: number; max: number; sentences: number };
-  tokensPerSecond: { withSpeech: number; withoutSpeech: number; ratio: number };
+  /** withSpeech: playback pacing (the default); eagerSpeech: every sentence synthesized as soon as it is cut. */
+  tokensPerSecond: { withSpeech: number; eagerSpeech: number; withoutSpeech: number; ratio: number; eagerRatio: number };
   underruns: { turns: number; total: number; totalMs: number };
+  /** audioAfterCancel: ttsAudio events of a sentence that had sent no audio when cancel() was called. */
   cancel: LatencySummary & { audioAfterCancel: number };
   baked: LatencySummary & { synthesizedWhileBaked: number };
   /** `bench compare` rows. */
@@ -87,14 +90,14 @@ function summarize(values: readonly number[]): LatencySummary {
   return { samples: values.length, medianMs: median(values), p95Ms: percentile(values, 95), minMs: Math.min(...values), maxMs: Math.max(...values) };
 }
 
-function speakingGraph(settings: VoiceBenchmarkSettings) {
+function speakingGraph(settings: VoiceBenchmarkSettings, synthesisPacing: 'playback' | 'eager') {
   return {
     start: 'answer',
     nodes: [
       {
         name: 'answer',
         type: 'GenerateAndSpeak',
-        params: { systemPrompt: SYSTEM_PROMPT, contextSize: 2048, maxTokens: 80, temperature: 0, minSentenceChars: settings.minSentenceChars },
+        params: { systemPrompt: SYSTEM_PROMPT, contextSize: 2048, maxTokens: 80, temperature: 0, minSentenceChars: settings.minSentenceChars, synthesisPacing },
       },
     ],
   };
@@ -126,30 +129,42 @@ export async function runVoiceBenchmark(settings: VoiceBenchmarkSettings, enviro
   }).create({ gameName: 'bench-voice' });
   const scratch = mkdtempSync(join(tmpdir(), 'llama-dialog-bench-voice-'));
   try {
-    const agentOptions = { defaultModel: 'chat', engine: { threads: settings.threads }, enableDiagnostics: true, graph: speakingGraph(settings), voice: { model: 'voice' } };
-    const speaking = await session.createAgent({ ...agentOptions, deliveryMode: 'voice' });
-    const silent = await session.createAgent({ ...agentOptions, deliveryMode: 'text' });
+    const agentOptions = { defaultModel: 'chat', engine: { threads: settings.threads }, enableDiagnostics: true, voice: { model: 'voice' } };
+    const speaking = await session.createAgent({ ...agentOptions, graph: speakingGraph(settings, 'playback'), deliveryMode: 'voice' });
+    // The same with every sentence synthesized as soon as it is cut: all of its speech overlaps generation, so its
+    // sentences give the real-time factor while the model generates, and its tokens/s what pacing saves.
+    const eager = await session.createAgent({ ...agentOptions, graph: speakingGraph(settings, 'eager'), deliveryMode: 'voice' });
+    const silent = await session.createAgent({ ...agentOptions, graph: speakingGraph(settings, 'playback'), deliveryMode: 'text' });
     const lines = Array.from({ length: settings.turns + 1 }, (_, index) => PLAYER_LINES[index % PLAYER_LINES.length]!);
     const turns: VoiceBenchmarkReport['turns'] = [];
     const factors: number[] = [];
+    const agents = [speaking, eager, silent];
     for (const [index, line] of lines.entries()) {
-      // Alternate which agent goes first, so a slow drift of the machine weighs on both alike.
-      const speakFirst = index % 2 === 0;
-      let spoken: VoiceTurnTimeline | undefined;
-      let written: VoiceTurnTimeline | undefined;
-      for (const speak of speakFirst ? [true, false] : [false, true]) {
-        if (speak) spoken = await timedTurn(speaking, line, settings.minSentenceChars);
-        else written = await timedTurn(silent, line, settings.minSentenceChars);
+      // Rotate which agent goes first, so a slow drift of the machine weighs on all alike.
+      const timelines = new Map<Agent, VoiceTurnTimeline>();
+      for (let k = 0; k < agents.length; k++) {
+        const agent = agents[(index + k) % agents.length]!;
+        timelines.set(agent, await timedTurn(agent, line, settings.minSentenceChars));
       }
       if (index === 0) continue; // warm-up: loads the voice's ORT session and the model's prompt prefix
-      const figures = spoken!.figures();
-      const text = written!.figures();
+      const spoken = timelines.get(speaking)!;
+      const figures = spoken.figures();
       const rate = (turn: VoiceTurnFigures): number => (turn.generationMs > 0 ? ((turn.deltas - 1) * 1000) / turn.generationMs : Number.NaN);
-      turns.push({ ...figures, line, voiceTokensPerSecond: rate(figures), textTokensPerSecond: rate(text) });
-      factors.push(...sentenceRealTimeFactors(spoken!.diagnostics, spoken!.sampleRate));
-      log(`[bench] voice: turn ${index}/${settings.turns}: first audio ${figures.firstAudioFromLineMs?.toFixed(0)} ms from the line, ${figures.firstAudioFromSentenceMs?.toFixed(0)} ms from the sentence`);
+      turns.push({
+        ...figures,
+        line,
+        voiceTokensPerSecond: rate(figures),
+        eagerTokensPerSecond: rate(timelines.get(eager)!.figures()),
+        textTokensPerSecond: rate(timelines.get(silent)!.figures()),
+      });
+      factors.push(...sentenceRealTimeFactors(timelines.get(eager)!.diagnostics, spoken.sampleRate));
+      log(
+        `[bench] voice: turn ${index}/${settings.turns}: first audio ${figures.firstAudioFromLineMs?.toFixed(0)} ms from the line, ` +
+          `${figures.firstAudioFromSegmentMs?.toFixed(0)} ms from the first segment, ${figures.firstAudioFromSentenceMs?.toFixed(0)} ms from the first sentence`,
+      );
     }
     await silent.destroy();
+    await eager.destroy();
 
     log('[bench] voice: cancel at first audio');
     const cancelMs: number[] = [];
@@ -157,11 +172,16 @@ export async function runVoiceBenchmark(settings: VoiceBenchmarkSettings, enviro
     for (let round = 0; round < settings.repeats; round++) {
       let cancelledAt: number | null = null;
       let cancelling: Promise<void> | undefined;
+      let sentencesAtCancel = 0;
       const timeline = await timedTurn(speaking, PLAYER_LINES[(round + 3) % PLAYER_LINES.length]!, settings.minSentenceChars, (turn, type) => {
-        if (type === 'ttsAudio' && cancelledAt === null) {
+        if (type !== 'ttsAudio') return;
+        const sentence = turn.audioArrivals.at(-1)!.sentenceIndex;
+        if (cancelledAt === null) {
+          // Chunks of this sentence already queued in the turn may still be read after cancel(); a new sentence may not.
           cancelledAt = turn.now();
+          sentencesAtCancel = sentence + 1;
           cancelling = speaking.cancel();
-        } else if (type === 'ttsAudio') audioAfterCancel++;
+        } else if (sentence >= sentencesAtCancel) audioAfterCancel++;
       });
       await cancelling;
       if (cancelledAt !== null) cancelMs.push(timeline.figures().turnCompleteMs - cancelledAt);
@@ -201,7 +221,9 @@ export async function runVoiceBenchmark(settings: VoiceBenchmarkSettings, enviro
 
     const withSpeech = mean(turns.map((turn) => turn.voiceTokensPerSecond));
     const withoutSpeech = mean(turns.map((turn) => turn.textTokensPerSecond));
+    const eagerSpeech = mean(turns.map((turn) => turn.eagerTokensPerSecond));
     const firstAudioFromLine = summarize(turns.flatMap((turn) => (turn.firstAudioFromLineMs === null ? [] : [turn.firstAudioFromLineMs])));
+    const firstAudioFromSegment = summarize(turns.flatMap((turn) => (turn.firstAudioFromSegmentMs === null ? [] : [turn.firstAudioFromSegmentMs])));
     const firstAudioFromSentence = summarize(turns.flatMap((turn) => (turn.firstAudioFromSentenceMs === null ? [] : [turn.firstAudioFromSentenceMs])));
     const cancel = { ...summarize(cancelMs), audioAfterCancel };
     const baked = { ...summarize(bakedMs), synthesizedWhileBaked };
@@ -219,9 +241,10 @@ export async function runVoiceBenchmark(settings: VoiceBenchmarkSettings, enviro
       settings,
       turns,
       firstAudioFromLine,
+      firstAudioFromSegment,
       firstAudioFromSentence,
       realTimeFactor,
-      tokensPerSecond: { withSpeech, withoutSpeech, ratio: withSpeech / withoutSpeech },
+      tokensPerSecond: { withSpeech, eagerSpeech, withoutSpeech, ratio: withSpeech / withoutSpeech, eagerRatio: eagerSpeech / withoutSpeech },
       underruns,
       cancel,
       baked,
@@ -230,14 +253,15 @@ export async function runVoiceBenchmark(settings: VoiceBenchmarkSettings, enviro
           strategy: 'speech',
           summary: {
             firstAudioFromLineMedianMs: firstAudioFromLine.medianMs,
+            firstAudioFromSegmentMedianMs: firstAudioFromSegment.medianMs,
             firstAudioFromSentenceMedianMs: firstAudioFromSentence.medianMs,
-            realTimeFactor: realTimeFactor.median,
             tokensPerSecond: withSpeech,
             underruns: underruns.total,
             cancelMedianMs: cancel.medianMs,
             bakedFirstAudioMedianMs: baked.medianMs,
           },
         },
+        { strategy: 'speech, eager pacing', summary: { tokensPerSecond: eagerSpeech, realTimeFactor: realTimeFactor.median } },
         { strategy: 'text only', summary: { tokensPerSecond: withoutSpeech } },
       ],
     };

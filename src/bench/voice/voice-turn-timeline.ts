@@ -16,9 +16,11 @@ export interface VoiceTurnFigures {
   /** Player's line → first ttsAudio (ms). */
   firstAudioFromLineMs: number | null;
   /**
-   * The text delta that closed the first sentence (as the same segmenter settings see the stream) → first ttsAudio:
-   * the latency speech adds once the sentence exists.
+   * The text delta that closed the first speech segment (as GenerateAndSpeak's default segmenter, eager first clause
+   * included, sees the stream) → first ttsAudio: the latency speech adds once the segment exists.
    */
+  firstAudioFromSegmentMs: number | null;
+  /** The same from the delta that closed the first whole sentence (negative: the audio started before it ended). */
   firstAudioFromSentenceMs: number | null;
   /** First to last text delta (ms): how long the model wrote. */
   generationMs: number;
@@ -37,7 +39,9 @@ export class VoiceTurnTimeline {
   private readonly startedAt = performance.now();
   private readonly deltaTimes: number[] = [];
   private readonly audio: AudioArrival[] = [];
-  private readonly segmenter: SentenceSegmenter;
+  private readonly segments: SentenceSegmenter;
+  private readonly sentences: SentenceSegmenter;
+  private segmentClosedAt: number | null = null;
   private sentenceClosedAt: number | null = null;
   /** The turn's audio format (0 until its ttsAudioFormat). */
   sampleRate = 0;
@@ -47,7 +51,8 @@ export class VoiceTurnTimeline {
   diagnostics: unknown;
 
   constructor(minSentenceChars: number) {
-    this.segmenter = new SentenceSegmenter({ minSentenceChars });
+    this.segments = new SentenceSegmenter({ minSentenceChars, eagerFirstClause: true });
+    this.sentences = new SentenceSegmenter({ minSentenceChars });
   }
 
   /** Milliseconds since the player's line. */
@@ -61,7 +66,8 @@ export class VoiceTurnTimeline {
       case 'answerText':
         if (!event.isDelta || event.isFinal) return;
         this.deltaTimes.push(at);
-        if (this.sentenceClosedAt === null && this.segmenter.push(event.text).length > 0) this.sentenceClosedAt = at;
+        if (this.segmentClosedAt === null && this.segments.push(event.text).length > 0) this.segmentClosedAt = at;
+        if (this.sentenceClosedAt === null && this.sentences.push(event.text).length > 0) this.sentenceClosedAt = at;
         return;
       case 'ttsAudioFormat':
         this.sampleRate = event.sampleRate;
@@ -74,7 +80,8 @@ export class VoiceTurnTimeline {
         this.tokens = event.tokensGenerated;
         this.diagnostics = event.diagnostics;
         // A reply shorter than one sentence closes its only segment at the end of the text.
-        if (this.sentenceClosedAt === null && this.segmenter.flush().length > 0) this.sentenceClosedAt = this.deltaTimes.at(-1) ?? at;
+        if (this.segmentClosedAt === null && this.segments.flush().length > 0) this.segmentClosedAt = this.deltaTimes.at(-1) ?? at;
+        if (this.sentenceClosedAt === null && this.sentences.flush().length > 0) this.sentenceClosedAt = this.deltaTimes.at(-1) ?? at;
         return;
       default:
         return;
@@ -90,6 +97,7 @@ export class VoiceTurnTimeline {
     const { underruns, underrunMs } = this.listen();
     return {
       firstAudioFromLineMs: firstAudio,
+      firstAudioFromSegmentMs: firstAudio !== null && this.segmentClosedAt !== null ? firstAudio - this.segmentClosedAt : null,
       firstAudioFromSentenceMs: firstAudio !== null && this.sentenceClosedAt !== null ? firstAudio - this.sentenceClosedAt : null,
       generationMs: this.deltaTimes.length > 1 ? this.deltaTimes.at(-1)! - this.deltaTimes[0]! : 0,
       deltas: this.deltaTimes.length,

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { defineNode } from '../node-definition.js';
 import type { NodeRunContext } from '../node-run-context.js';
 import { GenerateNode, generateDefinitionTraits, generateParamsShape, type GenerateParams } from './generate-node.js';
-import { beginNodeSpeech, finishNodeSpeech, speaksWithTtsModel, speechParamsShape, type SpeechParams } from './speech-params.js';
+import { beginNodeSpeech, eagerFirstClauseParam, finishNodeSpeech, speaksWithTtsModel, speechParamsShape, type SpeechParams } from './speech-params.js';
 
-const paramsSchema = z.strictObject({ ...generateParamsShape, ...speechParamsShape });
+const paramsSchema = z.strictObject({ ...generateParamsShape, ...speechParamsShape, eagerFirstClause: eagerFirstClauseParam });
 type GenerateAndSpeakParams = GenerateParams & SpeechParams;
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LlamaDialogError } from '../../errors.js';
 import { MAX_SPEECH_SPEED, MIN_SPEECH_SPEED } from '../../voice/sherpa-voice.js';
-import type { SpeechPipeline, SpeechReport } from '../../voice/speech-pipeline.js';
+import type { SpeechPipeline, SpeechReport, SynthesisPacing } from '../../voice/speech-pipeline.js';
 import type { NodeRunContext } from '../node-run-context.js';
 
 /** Params of the nodes that speak (Speak, GenerateAndSpeak), with the reference's defaults and ranges. */
@@ -14,13 +14,28 @@ export const speechParamsShape = {
   speed: z.number().min(MIN_SPEECH_SPEED).max(MAX_SPEECH_SPEED).optional(),
   /** A sentence end counts once this many characters have accumulated (shorter sentences merge with the next). */
   minSentenceChars: z.number().int().min(1).max(1000).default(12),
+  /**
+   * `playback` (default): while the model is still writing, a segment after the first is synthesized only when the
+   * audio already sent is about to run out, so generation keeps the CPU; `eager`: each segment as soon as it is cut.
+   */
+  synthesisPacing: z.enum(['playback', 'eager']).default('playback'),
 };
+
+/**
+ * GenerateAndSpeak's own: the reply's first segment ends at its first clause mark (`,` `;` `:`) once minSentenceChars
+ * have accumulated, a shorter first synthesis so the first audio comes sooner while the model writes on. Default
+ * true. (Speak voices a whole line known in advance, often cached or baked: it cuts at sentences only.)
+ */
+export const eagerFirstClauseParam = z.boolean().default(true);
 
 export interface SpeechParams {
   ttsModel?: string | undefined;
   speakerId?: number | undefined;
   speed?: number | undefined;
   minSentenceChars: number;
+  /** GenerateAndSpeak only; absent (Speak): false. */
+  eagerFirstClause?: boolean;
+  synthesisPacing: SynthesisPacing;
 }
 
 /** The `speaks` entry of a speaking node's definition. */
@@ -34,6 +49,8 @@ export function beginNodeSpeech(run: NodeRunContext, params: SpeechParams, emitT
     ...(params.speakerId === undefined ? {} : { speakerId: params.speakerId }),
     ...(params.speed === undefined ? {} : { speed: params.speed }),
     minSentenceChars: params.minSentenceChars,
+    eagerFirstClause: params.eagerFirstClause === true,
+    synthesisPacing: params.synthesisPacing,
     ...(emitText ? { emitText } : {}),
     warn: (message) => run.warn(message),
   });

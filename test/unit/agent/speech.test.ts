@@ -26,9 +26,17 @@ function speakingHarness(host: Partial<SessionHostOptions> = {}, joeOptions: Con
   return { ...harness, joe, ann, loads, folders };
 }
 
+// Whole sentences, each synthesized as soon as it is cut: the rules these tests check. The defaults (an eager first
+// clause, playback pacing) have their own tests below and in speech-pipeline-pacing.test.ts.
 const speakGraph = (params: Record<string, unknown> = {}) => ({
   start: 'answer',
-  nodes: [{ name: 'answer', type: 'GenerateAndSpeak', params: { systemPrompt: 'You are Brom.', maxTokens: 200, ...params } }],
+  nodes: [
+    {
+      name: 'answer',
+      type: 'GenerateAndSpeak',
+      params: { systemPrompt: 'You are Brom.', maxTokens: 200, eagerFirstClause: false, synthesisPacing: 'eager', ...params },
+    },
+  ],
 });
 
 const cannedSpeakGraph = (strings: string[]) => ({
@@ -104,6 +112,20 @@ describe('GenerateAndSpeak', () => {
     );
     expect(report).toMatchObject({ cacheHits: 0, cacheMisses: 3 });
     expect(joe.calls.map((call) => [call.text, call.speakerId, call.speed])).toEqual(SENTENCES.map((text) => [text, 0, 1]));
+  });
+
+  it('by default speaks the first clause first and paces later sentences to playback; every sentence is spoken', async () => {
+    const { session, models, joe } = speakingHarness();
+    const graph = { start: 'answer', nodes: [{ name: 'answer', type: 'GenerateAndSpeak', params: { systemPrompt: 'You are Brom.', maxTokens: 200 } }] };
+    const agent = await session.createAgent({ graph, defaultModel: 'm1', voice: { model: 'joe' } });
+    expect(agent.getParams('answer')).toMatchObject({ eagerFirstClause: true, synthesisPacing: 'playback', minSentenceChars: 12 });
+    models.get('m1')!.reply = () => REPLY;
+    const events: TurnEvent[] = [];
+    for await (const event of agent.sendMessage('Hello')) events.push(event);
+    // "traveller." (10 characters) is under minSentenceChars: it merges with the next sentence.
+    expect(sentencesAudio(events).map((item) => item.sentence)).toEqual(['Welcome to the forge,', 'traveller. Swords are forty gold each!', 'Need anything else?']);
+    expect(joe.calls).toHaveLength(3);
+    expect(deltasOf(events).join('')).toBe(REPLY);
   });
 
   it('takes speakerId and speed from the agent voice unless the node sets them; minSentenceChars is mutable', async () => {
@@ -293,7 +315,7 @@ describe('Speak', () => {
     const graph = {
       start: 'answer',
       nodes: [
-        { name: 'answer', type: 'GenerateAndSpeak', params: { maxTokens: 100 }, exits: { default: 'repeat' } },
+        { name: 'answer', type: 'GenerateAndSpeak', params: { maxTokens: 100, eagerFirstClause: false }, exits: { default: 'repeat' } },
         { name: 'repeat', type: 'Speak', params: {} },
       ],
     };

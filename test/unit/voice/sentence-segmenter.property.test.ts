@@ -34,8 +34,8 @@ function randomPieces(text: string, random: () => number): string[] {
   return pieces;
 }
 
-function segment(pieces: string[], minSentenceChars: number, maxSentenceChars: number): SpeechSegment[] {
-  const segmenter = new SentenceSegmenter({ minSentenceChars, maxSentenceChars });
+function segment(pieces: string[], minSentenceChars: number, maxSentenceChars: number, eagerFirstClause = false): SpeechSegment[] {
+  const segmenter = new SentenceSegmenter({ minSentenceChars, maxSentenceChars, eagerFirstClause });
   return [...pieces.flatMap((piece) => segmenter.push(piece)), ...segmenter.flush()];
 }
 
@@ -48,11 +48,13 @@ describe('SentenceSegmenter properties over random texts', () => {
     const minSentenceChars = 1 + Math.floor(random() * 20);
     const maxSentenceChars = minSentenceChars + 20 + Math.floor(random() * 200);
     const pieces = randomPieces(text, random);
+    // Every other trial lets the first segment end at a clause mark (the speaking nodes' default).
+    const eager = trial % 2 === 1;
 
-    it(`text ${trial} (min ${minSentenceChars}, max ${maxSentenceChars})`, () => {
-      const whole = segment([text], minSentenceChars, maxSentenceChars);
+    it(`text ${trial} (min ${minSentenceChars}, max ${maxSentenceChars}${eager ? ', eager first clause' : ''})`, () => {
+      const whole = segment([text], minSentenceChars, maxSentenceChars, eager);
       // (d) how the text was split into pieces changes nothing.
-      expect(segment(pieces, minSentenceChars, maxSentenceChars)).toEqual(whole);
+      expect(segment(pieces, minSentenceChars, maxSentenceChars, eager)).toEqual(whole);
       // (a) the segments are the cleaned text, in order, cut at whitespace.
       const collapsed = cleaner.clean(text).replace(/\s+/g, ' ');
       expect(whole.map((s) => s.text).join(' ')).toBe(collapsed);

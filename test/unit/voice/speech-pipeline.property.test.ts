@@ -55,6 +55,9 @@ async function drive(seed: number, modes: 'synced' | 'text' | 'random') {
       speakerId: 0,
       speed: 1,
       minSentenceChars: 1 + Math.floor(random() * 20),
+      eagerFirstClause: seed % 2 === 1,
+      // Pacing waits on the clock; its own tests (speech-pipeline-pacing.test.ts) cover it.
+      pacing: 'eager',
       cache: undefined,
       emitText: (text) => {
         released += text;
