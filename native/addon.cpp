@@ -8,6 +8,7 @@
 #include "addon_data.h"
 #include "backend_loader.h"
 #include "context.h"
+#include "decode_thread_cap.h"
 #include "embedding_context.h"
 #include "errors.h"
 #include "grammar.h"
@@ -63,6 +64,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
 
   exports.Set("loadModel", Napi::Function::New<LoadModel>(env, "loadModel"));
   exports.Set("setLogLevel", Napi::Function::New<SetLogLevel>(env, "setLogLevel"));
+  exports.Set("setDecodeThreadCap", Napi::Function::New<SetDecodeThreadCap>(env, "setDecodeThreadCap"));
   exports.Set("setLogCallback", Napi::Function::New<SetLogCallback>(env, "setLogCallback"));
   exports.Set("jsonSchemaToGrammar", Napi::Function::New<JsonSchemaToGrammar>(env, "jsonSchemaToGrammar"));
   exports.Set("VectorIndex", VectorIndexHandle::DefineClass(env));

@@ -12,6 +12,7 @@
 #endif
 
 #include "cpu_threadpool.h"
+#include "decode_thread_cap.h"
 #include "errors.h"
 #include "exit_guard.h"
 #include "log_bridge.h"
@@ -172,6 +173,7 @@ void Engine::EnsureContext() {
 
   context_ = context;
   threadpool_ = pool;
+  appliedThreads_ = settings_.threads;
   batch_ = llama_batch_init(static_cast<int32_t>(llama_n_batch(context)), 0, 1);
   batchAllocated_ = true;
   hasContext_.store(true);
@@ -276,6 +278,7 @@ bool Engine::Resize(uint32_t cells) {
   if (threadpool_ != nullptr) llama_attach_threadpool(resized, threadpool_, nullptr);
   llama_context* old = context_;
   context_ = resized;
+  appliedThreads_ = settings_.threads;
   contextSize_.store(cells);
   resizes_.fetch_add(1);
   FreeUnlessExiting([old] { llama_free(old); });
@@ -450,6 +453,14 @@ uint32_t Engine::EstimateStepNKv(const std::vector<Participant>& participants) c
   return EstimateNKv(longest, llama_n_ctx_seq(context_));
 }
 
+void Engine::ApplyDecodeThreadCap() {
+  const int32_t cap = DecodeThreadCap();
+  const int32_t wanted = cap > 0 ? std::max(1, std::min(settings_.threads, cap)) : settings_.threads;
+  if (wanted == appliedThreads_) return;
+  llama_set_n_threads(context_, wanted, wanted);
+  appliedThreads_ = wanted;
+}
+
 void Engine::Decode(std::vector<Participant>& participants) {
   FillBatch(participants);
   if (batch_.n_tokens == 0) return;
@@ -457,6 +468,7 @@ void Engine::Decode(std::vector<Participant>& participants) {
   for (const Participant& p : participants) profiling = profiling || p.sequence->profiling();
   int32_t reusedBefore = profiling ? llama_perf_context(context_).n_reused : 0;
 
+  ApplyDecodeThreadCap();
   decoding_ = &participants;
   const uint64_t stepNumber = ++stepsDecoded_;
   const double startedAt = profiling ? MonotonicMs() : 0;

@@ -141,6 +141,8 @@ class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
   void Gather(std::vector<Participant>& participants);
   /** Decodes what `participants` offered; on failure isolates them (see the rule above). */
   void Decode(std::vector<Participant>& participants);
+  /** Compute thread, before a decode: follows the process-wide cap (decode_thread_cap.h) when it changed. */
+  void ApplyDecodeThreadCap();
   void FillBatch(std::vector<Participant>& participants);
   /** The KV length this step attended over, as llama.cpp pads it (for the step profile). */
   uint32_t EstimateStepNKv(const std::vector<Participant>& participants) const;
@@ -160,6 +162,8 @@ class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
   llama_context* context_ = nullptr;
   std::atomic<bool> hasContext_{false};
   ggml_threadpool* threadpool_ = nullptr;
+  /** Threads the context decodes with now: settings_.threads, or fewer under DecodeThreadCap. Compute thread. */
+  int32_t appliedThreads_ = 0;
   llama_batch batch_{};
   bool batchAllocated_ = false;
 

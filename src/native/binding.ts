@@ -265,6 +265,8 @@ export interface NativeAddon {
   loadModel(path: string, options: NativeLoadOptions): Promise<NativeModelHandle>;
   /** 1 debug, 2 info, 3 warn, 4 error, 5 silent (default). */
   setLogLevel(level: number): void;
+  /** Most threads any decode may use from its next step on; 0 = no cap (native/decode_thread_cap.h). */
+  setDecodeThreadCap(cap: number): void;
   setLogCallback(callback: ((level: number, text: string) => void) | null): void;
   /** llama.cpp's JSON-schema → GBNF converter (common/json-schema-to-grammar.cpp); throws InvalidArgument. */
   jsonSchemaToGrammar(schemaJson: string): string;

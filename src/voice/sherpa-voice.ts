@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { LlamaDialogError } from '../errors.js';
+import { holdCoresBesideDecoding } from '../engine/decode-thread-cap.js';
 import { missingEspeakFiles } from './espeak-data.js';
 import { loadSherpaModule, type ModuleResolver, type SherpaOfflineTts } from './sherpa-loader.js';
 import { changeTempo } from './time-stretch.js';
@@ -58,7 +59,12 @@ class SherpaVoice implements TtsVoice {
   private queue: Promise<unknown> = Promise.resolve();
   private disposed = false;
 
-  constructor(engine: SherpaOfflineTts, voice: CheckedVoiceFolder) {
+  constructor(
+    engine: SherpaOfflineTts,
+    voice: CheckedVoiceFolder,
+    /** ORT threads of this voice: the cores a synthesis takes. */
+    private readonly threads: number,
+  ) {
     this.engine = engine;
     this.format = { sampleRate: engine.sampleRate, channels: 1, encoding: 's16le' };
     this.speakers = voice.manifest.speakers;
@@ -102,11 +108,15 @@ class SherpaVoice implements TtsVoice {
     // sherpa says "Failed to convert" and returns no samples for text with nothing to speak; skip the round trip.
     if (request.text.trim() === '') return new Int16Array(0);
     let result: { samples: Float32Array; sampleRate: number };
+    // The synthesis takes this voice's threads of the machine: decodes use the cores left meanwhile.
+    const releaseCores = holdCoresBesideDecoding(this.threads);
     try {
       // speed 1: the voice's own pace (its lengthScale, set at load). Tempo is changed afterwards, see time-stretch.ts.
       result = await engine.generateAsync({ text: request.text, sid: request.speakerId, speed: 1, onProgress: () => (isAborted(signal) ? 0 : 1) });
     } catch (error) {
       throw new LlamaDialogError('SpeechSynthesisFailed', `sherpa-onnx could not synthesize "${request.text.slice(0, 60)}": ${(error as Error).message}`, { cause: error });
+    } finally {
+      releaseCores();
     }
     if (isAborted(signal)) throw aborted();
     if (!(result?.samples instanceof Float32Array)) throw new LlamaDialogError('SpeechSynthesisFailed', 'sherpa-onnx returned no samples');
@@ -171,7 +181,7 @@ export function createSherpaVoiceLoader(options: SherpaVoiceLoaderOptions = {}):
     if (engine.sampleRate !== voice.manifest.sampleRate) {
       throw new LlamaDialogError('InvalidVoice', `${voice.modelPath}: sherpa-onnx reports ${engine.sampleRate} Hz, voice.json says ${voice.manifest.sampleRate}; re-import the voice`);
     }
-    return new SherpaVoice(engine, voice);
+    return new SherpaVoice(engine, voice, threads);
   };
 }
 

@@ -10,14 +10,20 @@ export const MAX_AUDIO_CHUNK_SAMPLES = 8192;
 
 /**
  * When a sentence after the reply's first is synthesized while the model is still writing: `eager` at once;
- * `playback` only when the audio already sent is about to run out (its estimated synthesis time, doubled, plus
- * PLAYBACK_MARGIN_MS before the end), so that speech takes CPU from generation only when a listener needs it. Once
- * the reply is complete every sentence left goes at once.
+ * `playback` only when the audio already sent is about to run out (its estimated synthesis time × PACING_SAFETY,
+ * plus PLAYBACK_MARGIN_MS, before the end), so that speech takes CPU from generation only when a listener needs it.
+ * Once the reply is complete every sentence left goes at once.
  */
 export type SynthesisPacing = 'eager' | 'playback';
 
 /** Audio a paced sentence is kept ahead of the listener by, beyond its estimated synthesis time (ms). */
-export const PLAYBACK_MARGIN_MS = 300;
+export const PLAYBACK_MARGIN_MS = 150;
+
+/**
+ * Slack on the estimate: synthesis runs beside generation, so it is slower than alone. The estimate itself is the
+ * slowest cost per character seen this reply, usually the short first clause's, whose fixed cost per call weighs most.
+ */
+export const PACING_SAFETY = 1.25;
 
 /** Synthesis cost assumed per character before the voice has synthesized anything this turn (ms; RTF ≈ 0.2). */
 const DEFAULT_MS_PER_CHAR = 12;
@@ -252,7 +258,7 @@ export class SpeechPipeline {
   private async pace(item: QueuedSentence, sampleRate: number, signal: AbortSignal): Promise<void> {
     if (this.options.pacing !== 'playback' || this.textComplete || this.firstAudioAt === undefined || signal.aborted) return;
     const audioEndsAt = this.firstAudioAt + (this.samplesSent / sampleRate) * 1000;
-    const estimateMs = 2 * (this.msPerChar || DEFAULT_MS_PER_CHAR) * item.segment.text.length + PLAYBACK_MARGIN_MS;
+    const estimateMs = PACING_SAFETY * (this.msPerChar || DEFAULT_MS_PER_CHAR) * item.segment.text.length + PLAYBACK_MARGIN_MS;
     const waitMs = audioEndsAt - estimateMs - performance.now();
     if (waitMs <= 0) return;
     await new Promise<void>((resolve) => {

@@ -122,11 +122,15 @@ function sentenceRealTimeFactors(diagnostics: unknown, sampleRate: number): numb
 }
 
 export async function runVoiceBenchmark(settings: VoiceBenchmarkSettings, environment: VoiceBenchmarkReport['environment'], log: (line: string) => void): Promise<VoiceBenchmarkReport> {
-  const session = new Session({
+  const host = {
     loadModel: engineModelLoader,
-    models: { chat: { path: settings.chatModelPath }, voice: { path: settings.voiceFolder, purpose: 'tts' } },
-    contexts: 'own',
-  }).create({ gameName: 'bench-voice' });
+    models: { chat: { path: settings.chatModelPath }, voice: { path: settings.voiceFolder, purpose: 'tts' as const } },
+    contexts: 'own' as const,
+  };
+  // No audio cache for the spoken turns: the three agents say the same replies, and a sentence one of them cached
+  // would reach the next one with no synthesis. The baked lines get a session of their own, with the cache.
+  const session = new Session({ ...host, audioCacheBytes: 0 }).create({ gameName: 'bench-voice' });
+  const bakedSession = new Session(host).create({ gameName: 'bench-voice-baked' });
   const scratch = mkdtempSync(join(tmpdir(), 'llama-dialog-bench-voice-'));
   try {
     const agentOptions = { defaultModel: 'chat', engine: { threads: settings.threads }, enableDiagnostics: true, voice: { model: 'voice' } };
@@ -196,7 +200,7 @@ export async function runVoiceBenchmark(settings: VoiceBenchmarkSettings, enviro
     } finally {
       await bakingVoice.dispose();
     }
-    const barks = await session.createAgent({
+    const barks = await bakedSession.createAgent({
       bakedAudio: [bakeFile],
       defaultModel: 'chat',
       enableDiagnostics: true,
@@ -267,6 +271,7 @@ export async function runVoiceBenchmark(settings: VoiceBenchmarkSettings, enviro
     };
   } finally {
     await session.close();
+    await bakedSession.close();
     rmSync(scratch, { recursive: true, force: true });
   }
 }
