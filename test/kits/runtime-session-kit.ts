@@ -56,6 +56,8 @@ class ForcedOutputContext implements InferenceContext {
     whole.set(options.prompt);
     whole.set(tokens, options.prompt.length);
     await this.inner.evaluate(whole, signal);
+    // Streamed as the engine would, one piece per token (speaking nodes speak from the stream).
+    if (options.onToken) for (const token of tokens) options.onToken(this.model.detokenize(Int32Array.of(token)), token);
     return {
       text: tokens.length === forced.length ? text : this.model.detokenize(tokens),
       tokens,
