@@ -258,17 +258,23 @@ async function download(model, target, { python, env, log }) {
   }
 }
 
+/** The manifest entries `names` asks for (all of them when it is empty), in its order; an unknown name is named. */
+function pickByName(entries, names, kind) {
+  if (names.length === 0) return entries;
+  return names.map((name) => {
+    const entry = entries.find((candidate) => candidate.name === name);
+    if (!entry) throw new ModelFetchError(`no ${kind} named "${name}" in test-models.json (known: ${entries.map((item) => item.name).join(', ')})`);
+    return entry;
+  });
+}
+
 /**
  * Makes sure each named model is in the cache and correct; returns name → path. Throws ModelFetchError (with the
  * fix in its message) when one cannot be had; a wrong file already in the cache is replaced.
  */
 export async function fetchTestModels(names, { env = process.env, log = (line) => console.error(`[fetch-test-models] ${line}`), manifestPath = MANIFEST_PATH } = {}) {
   const models = readManifest(manifestPath);
-  const wanted = names.length === 0 ? models : names.map((name) => {
-    const model = models.find((candidate) => candidate.name === name);
-    if (!model) throw new ModelFetchError(`no model named "${name}" in test-models.json (known: ${models.map((item) => item.name).join(', ')})`);
-    return model;
-  });
+  const wanted = pickByName(models, names, 'model');
   const cache = modelCacheDir(env);
   mkdirSync(cache, { recursive: true });
   const python = env.PYTHON || 'python3';
@@ -377,11 +383,7 @@ async function downloadVoice(voice, target, { python, env, log }) {
  */
 export async function fetchTestVoices(names, { env = process.env, log = (line) => console.error(`[fetch-test-models] ${line}`), manifestPath = MANIFEST_PATH } = {}) {
   const voices = readManifestVoices(manifestPath);
-  const wanted = names.length === 0 ? voices : names.map((name) => {
-    const voice = voices.find((candidate) => candidate.name === name);
-    if (!voice) throw new ModelFetchError(`no voice named "${name}" in test-models.json (known: ${voices.map((item) => item.name).join(', ')})`);
-    return voice;
-  });
+  const wanted = pickByName(voices, names, 'voice');
   const python = env.PYTHON || 'python3';
   const folders = {};
   for (const voice of wanted) {

@@ -501,11 +501,7 @@ async function runVoice(options: BenchOptions, io: CliIo): Promise<ExitCodeValue
   log(`[bench] voice: chat model ${settings.chatModelPath}, voice ${settings.voiceFolder}, ${settings.threads} threads`);
   const report = await runVoiceBenchmark(settings, environment, log);
   io.stdout(renderVoiceText(report));
-  if (options.json) {
-    const jsonPath = resolve(options.json);
-    writeOutput(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
-    io.stdout(`JSON: ${jsonPath}\n`);
-  }
+  writeJsonReport(options, io, report);
   return ExitCode.Ok;
 }
 
@@ -526,12 +522,16 @@ async function runCrowd(options: BenchOptions, io: CliIo): Promise<ExitCodeValue
   log(`[bench] crowd: ${settings.agents} agents at once vs one alone, ${settings.repeats} round(s), model ${modelPath}, ${settings.threads} threads`);
   const report = await runCrowdProbe(settings, log);
   io.stdout(renderCrowdText(report));
-  if (options.json) {
-    const jsonPath = resolve(options.json);
-    writeOutput(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
-    io.stdout(`JSON: ${jsonPath}\n`);
-  }
+  writeJsonReport(options, io, report);
   return ExitCode.Ok;
+}
+
+/** With --json, writes the report there and says where. */
+function writeJsonReport(options: BenchOptions, io: CliIo, report: unknown): void {
+  if (!options.json) return;
+  const jsonPath = resolve(options.json);
+  writeOutput(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  io.stdout(`JSON: ${jsonPath}\n`);
 }
 
 /** Writes the chart (next to the JSON unless --chart names a path) and, with --json, the report, and says where. */
