@@ -246,6 +246,8 @@ function formatValue(value: number | null, unit: MetricUnit): string {
   if (value === null) return '—';
   switch (unit) {
     case 'ms':
+      // Sub-10 ms figures (a baked line's first audio, a cancel) would all print as 0 or 1.
+      return Math.abs(value) < 10 ? value.toFixed(2) : value.toFixed(0);
     case 'count':
       return value.toFixed(0);
     case 's':

@@ -110,6 +110,29 @@ describe('renderBenchComparison', () => {
     expect(text).toContain('different workloads');
   });
 
+  it('reads voice reports: each strategy lists the figures it has; sub-10 ms figures keep two decimals', () => {
+    const voiceReport = (bakedMs: number, tokensPerSecond: number) => ({
+      tool: 'llama-dialog bench',
+      kind: 'voice',
+      workload: { name: 'voice', fingerprint: 'turns10-chars12-t2' },
+      environment: { device: 'AMD EPYC', backend: 'cpu', threads: 2 },
+      strategies: [
+        { strategy: 'speech', summary: { firstAudioFromLineMedianMs: 278, firstAudioFromSentenceMedianMs: 84, tokensPerSecond, underruns: 0, cancelMedianMs: 0.7, bakedFirstAudioMedianMs: bakedMs } },
+        { strategy: 'speech, eager pacing', summary: { tokensPerSecond: 80, realTimeFactor: 0.084 } },
+        { strategy: 'text only', summary: { tokensPerSecond: 104 } },
+      ],
+    });
+    const text = renderBenchComparison([
+      { path: 'a.json', json: voiceReport(0.26, 102) },
+      { path: 'b.json', json: voiceReport(0.13, 92) },
+    ]);
+    expect(cells(text, 'speech', 'baked first audio ms')).toEqual(['0.26', '0.13', '0.50']);
+    expect(cells(text, 'speech', 'first audio from line ms')).toEqual(['278', '278', '1.00']);
+    expect(cells(text, 'speech, eager pacing', 'real-time factor')).toEqual(['0.08', '0.08', '1.00']);
+    expect(cells(text, 'text only', 'tokens/s')).toEqual(['104.0', '104.0', '1.00']);
+    expect(text).not.toMatch(/text only\s+real-time factor/);
+  });
+
   it('tells columns of the same machine apart, and refuses a file that is not a bench report', () => {
     const text = renderBenchComparison([
       { path: 'a.json', json: tavernReport('NVIDIA H200', 100, true) },
