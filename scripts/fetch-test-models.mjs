@@ -258,6 +258,25 @@ async function download(model, target, { python, env, log }) {
   }
 }
 
+/**
+ * Under the target's lock: keeps a cached target that verifies, else fetches it (pip needed) and says how long it
+ * took. `what` names the thing in messages (file, voice); `done` the work the fetch did.
+ */
+async function fetchUnderLock({ name, target, what, done, verify, fetch, python, env, log }) {
+  await withLock(`${target}.lock`, async () => {
+    const problem = await verify();
+    if (problem === null) {
+      log(`${name}: ${target} is there and correct`);
+      return;
+    }
+    if (problem !== 'missing') log(`${name}: the cached ${what} is wrong (${problem}); fetching it again`);
+    await checkPip(python, env);
+    const started = Date.now();
+    await fetch();
+    log(`${name}: ${done} in ${((Date.now() - started) / 1000).toFixed(1)} s -> ${target}`);
+  }, { log });
+}
+
 /** The manifest entries `names` asks for (all of them when it is empty), in its order; an unknown name is named. */
 function pickByName(entries, names, kind) {
   if (names.length === 0) return entries;
@@ -282,18 +301,17 @@ export async function fetchTestModels(names, { env = process.env, log = (line) =
   for (const model of wanted) {
     const target = join(cache, model.file);
     paths[model.name] = target;
-    await withLock(`${target}.lock`, async () => {
-      const problem = await verifyModelFile(model, target);
-      if (problem === null) {
-        log(`${model.name}: ${target} is there and correct`);
-        return;
-      }
-      if (problem !== 'missing') log(`${model.name}: the cached file is wrong (${problem}); fetching it again`);
-      await checkPip(python, env);
-      const started = Date.now();
-      await download(model, target, { python, env, log });
-      log(`${model.name}: fetched and checked in ${((Date.now() - started) / 1000).toFixed(1)} s -> ${target}`);
-    }, { log });
+    await fetchUnderLock({
+      name: model.name,
+      target,
+      what: 'file',
+      done: 'fetched and checked',
+      verify: () => verifyModelFile(model, target),
+      fetch: () => download(model, target, { python, env, log }),
+      python,
+      env,
+      log,
+    });
   }
   return paths;
 }
@@ -390,18 +408,17 @@ export async function fetchTestVoices(names, { env = process.env, log = (line) =
     const target = voiceFolderPath(voice, env);
     mkdirSync(dirname(target), { recursive: true });
     folders[voice.name] = target;
-    await withLock(`${target}.lock`, async () => {
-      const problem = await verifyVoiceFolder(voice, target);
-      if (problem === null) {
-        log(`${voice.name}: ${target} is there and correct`);
-        return;
-      }
-      if (problem !== 'missing') log(`${voice.name}: the cached voice is wrong (${problem}); fetching it again`);
-      await checkPip(python, env);
-      const started = Date.now();
-      await downloadVoice(voice, target, { python, env, log });
-      log(`${voice.name}: fetched, imported and checked in ${((Date.now() - started) / 1000).toFixed(1)} s -> ${target}`);
-    }, { log });
+    await fetchUnderLock({
+      name: voice.name,
+      target,
+      what: 'voice',
+      done: 'fetched, imported and checked',
+      verify: () => verifyVoiceFolder(voice, target),
+      fetch: () => downloadVoice(voice, target, { python, env, log }),
+      python,
+      env,
+      log,
+    });
   }
   return folders;
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SentenceSegmenter, type SpeechSegment } from '../../../src/voice/sentence-segmenter.js';
 import { SpeechTextCleaner } from '../../../src/voice/speech-text-cleaner.js';
 import { seededRandom } from '../../../src/util/seeded-random.js';
+import { randomPieces } from '../../kits/random-pieces.js';
 
 const WORDS = ['the', 'old', 'dragon', 'sleeps', 'Gold', 'is', 'heavy', 'traveller', 'north', 'I', 'we', 'Inn', 'quest', 'sword'];
 const FRAGMENTS = [
@@ -23,17 +24,6 @@ function randomText(random: () => number): string {
   return parts.join('');
 }
 
-function randomPieces(text: string, random: () => number): string[] {
-  const pieces: string[] = [];
-  let index = 0;
-  while (index < text.length) {
-    const length = 1 + Math.floor(random() * 8);
-    pieces.push(text.slice(index, index + length));
-    index += length;
-  }
-  return pieces;
-}
-
 function segment(pieces: string[], minSentenceChars: number, maxSentenceChars: number, eagerFirstClause = false): SpeechSegment[] {
   const segmenter = new SentenceSegmenter({ minSentenceChars, maxSentenceChars, eagerFirstClause });
   return [...pieces.flatMap((piece) => segmenter.push(piece)), ...segmenter.flush()];
@@ -47,7 +37,7 @@ describe('SentenceSegmenter properties over random texts', () => {
     const text = randomText(random);
     const minSentenceChars = 1 + Math.floor(random() * 20);
     const maxSentenceChars = minSentenceChars + 20 + Math.floor(random() * 200);
-    const pieces = randomPieces(text, random);
+    const pieces = randomPieces(text, random, 8);
     // Every other trial lets the first segment end at a clause mark (the speaking nodes' default).
     const eager = trial % 2 === 1;
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SentenceSegmenter, type SentenceSegmenterOptions, type SpeechSegment } from '../../../src/voice/sentence-segmenter.js';
 import { seededRandom } from '../../../src/util/seeded-random.js';
+import { randomPieces } from '../../kits/random-pieces.js';
 
 function segmentWhole(text: string, options?: SentenceSegmenterOptions): SpeechSegment[] {
   const segmenter = new SentenceSegmenter(options);
@@ -11,17 +12,6 @@ function segmentPieces(pieces: string[], options?: SentenceSegmenterOptions): Sp
   const segmenter = new SentenceSegmenter(options);
   const segments = pieces.flatMap((piece) => segmenter.push(piece));
   return [...segments, ...segmenter.flush()];
-}
-
-function randomPieces(text: string, random: () => number): string[] {
-  const pieces: string[] = [];
-  let index = 0;
-  while (index < text.length) {
-    const length = 1 + Math.floor(random() * 6);
-    pieces.push(text.slice(index, index + length));
-    index += length;
-  }
-  return pieces;
 }
 
 const texts = (segments: SpeechSegment[]): string[] => segments.map((segment) => segment.text);
@@ -75,7 +65,7 @@ describe('SentenceSegmenter golden cases', () => {
       const whole = segmentWhole(input, options);
       expect(segmentPieces([...input], options)).toEqual(whole);
       const random = seededRandom(input.length);
-      for (let trial = 0; trial < 5; trial++) expect(segmentPieces(randomPieces(input, random), options)).toEqual(whole);
+      for (let trial = 0; trial < 5; trial++) expect(segmentPieces(randomPieces(input, random, 6), options)).toEqual(whole);
     });
   }
 
