@@ -22,6 +22,7 @@ export {
   type SummaryPlan,
   type TranscriptLabels,
 } from './rolling-summary.js';
+export { KNOWLEDGE_BLOCK_LABEL, formatKnowledgeBlock } from './knowledge-block.js';
 export { SUMMARY_LABEL_END, SUMMARY_LABEL_START, formatSummaryForSystem } from './summary-label.js';
 export {
   DEFAULT_TOOL_RESULT_TOKEN_LIMIT,

@@ -98,7 +98,10 @@ export class ProjectionPlanner {
     };
     const knowledge = this.knowledgeToShow(turn, settings, history);
     this.lastKnowledge = knowledge.use;
-    const framing = settings.template === null ? '' : renderTurnTemplate(settings.template, buildTemplateView(turn, input, variables, knowledge.items));
+    // Trimmed: a template's closing newline (Mustache sections leave one) would cost a token on every framed turn and,
+    // joined to the user's line, a second blank line.
+    const framing =
+      settings.template === null ? '' : renderTurnTemplate(settings.template, buildTemplateView(turn, input, variables, knowledge.items)).trim();
     const framed = this.framedInput(input, framing, settings);
     for (const message of framed) push(message);
     if (settings.placement.keep === 'history') this.keptFramings.set(turn, { messages: framed, shown: knowledge.shownKeys });
@@ -134,7 +137,7 @@ export class ProjectionPlanner {
   /** The user's line with the rendered template around or inside it, as the placement says. */
   private framedInput(input: string, framing: string, settings: ProjectionSettings): PromptMessage[] {
     const { position, role } = settings.placement;
-    if (framing.trim() === '') return [{ role: 'user', content: input }];
+    if (framing === '') return [{ role: 'user', content: input }];
     if (role === 'user') return [{ role: 'user', content: position === 'before' ? `${framing}\n\n${input}` : `${input}\n\n${framing}` }];
     const framingRole: ChatRole = this.options.renderer.capabilities.midConversationSystem ? 'system' : 'user';
     return position === 'before'

@@ -1,6 +1,7 @@
 import Mustache from 'mustache';
 import type { Interaction, KnowledgeItem } from '../dialog/interaction.js';
 import { LlamaDialogError } from '../errors.js';
+import { formatKnowledgeBlock } from './knowledge-block.js';
 
 /** Where a node's rendered Template goes relative to the current user line, and as which role. */
 export interface TemplatePlacement {
@@ -28,7 +29,9 @@ export const DEFAULT_TEMPLATE_PLACEMENT: Readonly<TemplatePlacement> = Object.fr
  * - Knowledge, in the reference's shapes: `knowledge` is one entry per source (a Retrieve node's label), in the order
  *   they were attached, `{ name, has_chunks, chunks: [{ id, text, distance }] }`; `knowledge_<source>` is that
  *   source's chunks. Beside them the flat forms: `knowledgeList` `[{ id, text, source, score }]`, `knowledgeText`
- *   (the texts joined by blank lines) and `hasKnowledge`. `variables`: the agent variables.
+ *   (the texts joined by blank lines) and `hasKnowledge`; `knowledgeBlock`, the compact labelled form (one label for
+ *   every source, one chunk per line, '' when no chunk is shown: the cheapest per turn with placement.keep
+ *   'history'). `variables`: the agent variables.
  */
 export function buildTemplateView(
   turn: Readonly<Interaction>,
@@ -65,6 +68,7 @@ export function buildTemplateView(
     knowledgeList: knowledgeItems.map((item) => ({ id: item.id, text: item.text, source: item.source, score: item.score })),
     knowledgeText: knowledgeItems.map((item) => item.text).join('\n\n'),
     hasKnowledge: knowledgeItems.length > 0,
+    knowledgeBlock: formatKnowledgeBlock(knowledgeItems.map((item) => item.text)),
   };
 }
 

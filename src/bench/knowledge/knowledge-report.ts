@@ -2,6 +2,14 @@
 import { renderTable } from '../text-table.js';
 import type { KnowledgeBenchmarkReport } from './knowledge-benchmark.js';
 import { formatEmbeddingThroughput } from './embedding-throughput.js';
+import type { KnowledgePlacementVariant } from './knowledge-cache-cost.js';
+
+const VARIANT_LABELS: Record<KnowledgePlacementVariant, string> = {
+  none: 'none',
+  turn: 'Retrieve, list, keep turn',
+  history: 'Retrieve, list, keep history',
+  compact: 'Retrieve, knowledgeBlock in user message, keep history',
+};
 
 const fixed = (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 
@@ -21,28 +29,35 @@ export function renderKnowledgeText(report: KnowledgeBenchmarkReport): string {
       latency.map((row) => [String(row.records), row.indexKind, fixed(row.buildMs / 1000, 1), fixed(row.p50Ms), fixed(row.p95Ms), fixed(row.searchP95Ms, 3), String(row.steps)]),
     ),
     '',
-    `Tokens evaluated per normal turn (${cache.rows[0]?.turns ?? 0}-turn conversation, Generate node's diagnostics):`,
-    renderTable(
-      [
-        { header: 'knowledge', align: 'left' },
-        { header: 'evaluated/turn' },
-        { header: 'knowledge tokens/turn' },
-        { header: 'beyond knowledge' },
-        { header: 'misses' },
-        { header: 'chunks/turn' },
-        { header: 'last prompt' },
-      ],
-      cache.rows.map((row) => [
-        row.variant === 'none' ? 'none' : `Retrieve, keep ${row.variant}`,
-        fixed(row.evaluatedPerTurn, 1),
-        fixed(row.knowledgeTokensPerTurn, 1),
-        fixed(row.evaluatedBeyondKnowledge, 1),
-        String(row.misses),
-        fixed(row.chunksShown, 2),
-        String(row.lastPromptTokens),
-      ]),
-    ),
-    '',
+    ...cache.conversations.flatMap((conversation) => [
+      `Tokens evaluated per normal turn, ${conversation.conversation} conversation (${conversation.rows[0]?.turns ?? 0} turns, Generate node's diagnostics):`,
+      renderTable(
+        [
+          { header: 'knowledge', align: 'left' },
+          { header: 'evaluated/turn' },
+          { header: 'x none' },
+          { header: 'knowledge tokens/turn' },
+          { header: 'beyond knowledge' },
+          { header: 'x none' },
+          { header: 'misses' },
+          { header: 'chunks/turn' },
+          { header: 'last prompt' },
+        ],
+        conversation.rows.map((row) => [
+          VARIANT_LABELS[row.variant],
+          fixed(row.evaluatedPerTurn, 1),
+          row.variant === 'none' ? '' : fixed(conversation.toNone[row.variant]),
+          fixed(row.knowledgeTokensPerTurn, 1),
+          fixed(row.evaluatedBeyondKnowledge, 1),
+          row.variant === 'none' ? '' : fixed(conversation.beyondKnowledgeToNone[row.variant]),
+          String(row.misses),
+          fixed(row.chunksShown, 2),
+          String(row.lastPromptTokens),
+        ]),
+      ),
+      `  lower bound (N + K) / N, N = tokens/turn without knowledge, K = knowledge tokens/turn: ${fixed(conversation.lowerBound)}x`,
+      '',
+    ]),
     ...(report.throughput ? [formatEmbeddingThroughput(report.throughput), ''] : []),
     'Goals:',
     `  hit@3 >= 0.9: ${fixed(quality.hitAt3, 3)} ${quality.hitAt3 >= 0.9 ? 'met' : 'NOT met'}`,
@@ -52,8 +67,12 @@ export function renderKnowledgeText(report: KnowledgeBenchmarkReport): string {
     parts.push(`  Retrieve p95 at ${row.records} records <= ${goal} ms: ${fixed(row.p95Ms)} ms ${row.p95Ms <= goal ? 'met' : 'NOT met'}`);
   }
   parts.push(
-    `  evaluated per turn with retrieval <= 1.2x without (keep history): ${fixed(cache.historyToNone)}x ${cache.historyToNone <= 1.2 ? 'met' : 'NOT met'} (keep turn: ${fixed(cache.turnToNone)}x)`,
-    `    beyond the knowledge texts themselves: keep history ${fixed(cache.historyBeyondKnowledgeToNone)}x, keep turn ${fixed(cache.turnBeyondKnowledgeToNone)}x`,
+    ...cache.conversations.map(
+      (conversation) =>
+        `  evaluated per turn with retrieval <= 1.2x without, ${conversation.conversation}: compact ${fixed(conversation.toNone.compact)}x ` +
+        `${conversation.toNone.compact <= 1.2 ? 'met' : 'NOT met'} (keep history ${fixed(conversation.toNone.history)}x, keep turn ` +
+        `${fixed(conversation.toNone.turn)}x; no placement goes below ${fixed(conversation.lowerBound)}x)`,
+    ),
     '',
   );
   return parts.join('\n');

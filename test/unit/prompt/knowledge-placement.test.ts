@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { Dialog } from '../../../src/dialog/dialog.js';
 import { commonPrefixLength } from '../../../src/engine/common-prefix.js';
 import { makeProjector } from './helpers.js';
+import { KNOWLEDGE_BLOCK_LABEL, formatKnowledgeBlock } from '../../../src/prompt/knowledge-block.js';
 
 const TEMPLATE = '{{#knowledge}}{{#has_chunks}}Facts ({{name}}):\n{{#chunks}}- {{text}}\n{{/chunks}}{{/has_chunks}}{{/knowledge}}';
 const LORE = {
@@ -17,13 +18,20 @@ const LORE = {
 };
 
 /** Turn by turn: the line, the chunks Retrieve attached (ids of LORE), and the prompts the node got. */
-function converse(keep: 'turn' | 'history', turns: (keyof typeof LORE)[][], maxKnowledgeTokens = 0) {
-  const { projector } = makeProjector({ template: TEMPLATE, placement: { keep }, maxKnowledgeTokens });
+function converse(
+  keep: 'turn' | 'history',
+  turns: (keyof typeof LORE)[][],
+  maxKnowledgeTokens = 0,
+  template = TEMPLATE,
+  role: 'system' | 'user' = 'system',
+  sourceOf: (id: keyof typeof LORE) => string = () => 'lore',
+) {
+  const { projector } = makeProjector({ template, placement: { keep, role }, maxKnowledgeTokens });
   const dialog = new Dialog();
   const prompts = [];
   for (const [index, chunks] of turns.entries()) {
     dialog.beginTurn(`Question number ${index}?`);
-    for (const id of chunks) dialog.addKnowledge({ text: LORE[id], source: 'lore', score: 0.2, node: 'lookup', id });
+    for (const id of chunks) dialog.addKnowledge({ text: LORE[id], source: sourceOf(id), score: 0.2, node: 'lookup', id });
     const projection = projector.project(dialog);
     prompts.push(projection);
     dialog.addReply({ node: 'answer', text: `Answer number ${index}.` });
@@ -71,5 +79,28 @@ describe('knowledge placement', () => {
     for (const chunk of use.dropped) expect(text).not.toContain(LORE[chunk.id as keyof typeof LORE]);
     // The dropped chunks still count nowhere: the prompt's tokens are its messages' tokens.
     expect(first!.tokens.length).toBe(first!.diagnostics.promptTokens);
+  });
+
+  it("the template's closing newline is not sent: the user's line follows the knowledge after exactly one blank line", () => {
+    const [first] = converse('history', [['swords']], 0, TEMPLATE, 'user');
+    expect(first!.messages.at(-1)!.content).toBe(`Facts (lore):\n- ${LORE.swords}\n\nQuestion number 0?`);
+  });
+
+  it('knowledgeBlock: one label for every source, one chunk per line, nothing at all on a turn with no new chunk', () => {
+    const prompts = converse('history', [['swords', 'wolves'], ['swords'], ['curfew']], 0, '{{knowledgeBlock}}', 'user', (id) =>
+      id === 'wolves' ? 'rumours' : 'lore',
+    );
+    const lines = prompts.map((projection) => projection.messages.at(-1)!.content);
+    expect(lines[0]).toBe(`${KNOWLEDGE_BLOCK_LABEL}\n${LORE.swords}\n${LORE.wolves}\n\nQuestion number 0?`);
+    // Turn 1's only chunk is already in the kept history: its user message is the line alone, as without knowledge.
+    expect(lines[1]).toBe('Question number 1?');
+    expect(lines[2]).toBe(`${KNOWLEDGE_BLOCK_LABEL}\n${LORE.curfew}\n\nQuestion number 2?`);
+    for (let turn = 1; turn < prompts.length; turn++) {
+      const previous = prompts[turn - 1]!.tokens;
+      expect(commonPrefixLength(previous, prompts[turn]!.tokens), `turn ${turn}`).toBe(previous.length);
+    }
+    // Exact counts: the prompt is its messages, knowledge included.
+    for (const projection of prompts) expect(projection.tokens.length).toBe(projection.diagnostics.promptTokens);
+    expect(formatKnowledgeBlock([])).toBe('');
   });
 });
