@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Session } from '../../src/agent/session.js';
 import { renderBenchComparison } from '../../src/bench/bench-compare.js';
 import { describeBenchEnvironment } from '../../src/bench/bench-environment.js';
+import { EMBEDDING_INTENT_ROW, QUALITY_EMBEDDER } from '../../src/bench/quality/embedding-intent-runner.js';
 import { INTENT_METHODS, runIntentSet } from '../../src/bench/quality/intent-set-runner.js';
 import { runMemorySet } from '../../src/bench/quality/memory-set-runner.js';
 import { judgeQualityGoals, qualityFingerprint, qualityRows, renderQualityText, type QualityReport } from '../../src/bench/quality/quality-report.js';
@@ -21,8 +22,9 @@ let settings: QualityEngineSettings;
 const sets: QualityReport['sets'] = {};
 
 beforeAll(async () => {
-  settings = { modelPath: await realModelPath('smollm2'), threads: REAL_TEST_THREADS, contextSize: 1024 };
-  session = new Session({ loadModel }).create({ gameName: 'quality bench test' });
+  const embeddingModelPath = await realModelPath('minilm');
+  settings = { modelPath: await realModelPath('smollm2'), threads: REAL_TEST_THREADS, contextSize: 1024, embeddingModelPath };
+  session = new Session({ loadModel, models: { [QUALITY_EMBEDDER]: { path: embeddingModelPath, purpose: 'embedding' } } }).create({ gameName: 'quality bench test' });
 });
 
 afterAll(async () => {
@@ -31,12 +33,14 @@ afterAll(async () => {
 
 describe('quality benchmark runners on SmolLM2', () => {
   it('intents: every line gets one of the intents, and accuracy is the share of labels matched', { timeout: 120_000 }, async () => {
-    // Two lines per intent; the reference method and the best one of the README's table.
+    // Two lines per intent; the reference method and the best one of the README's table, then the embedding row.
     const lines = NPC_INTENTS.flatMap((intent) => INTENT_LINES.filter((line) => line.intent === intent.id).slice(0, 2));
-    const methods = INTENT_METHODS.filter((method) => method.reference || method.name === 'label words + examples, calibrated');
+    const methods = INTENT_METHODS.filter((method) => method.reference || method.name === 'label words + examples, calibrated on examples');
     const result = await runIntentSet(session, settings, () => {}, lines, methods);
     sets.intents = result;
-    expect(result.methods.map((method) => method.method)).toEqual(methods.map((method) => method.name));
+    expect(result.methods.map((method) => method.method)).toEqual([...methods.map((method) => method.name), EMBEDDING_INTENT_ROW]);
+    // The embedding base is the run's own: gone afterwards, so a second run can make it again.
+    expect(session.listKnowledgeBases()).toEqual([]);
     for (const method of result.methods) {
       expect(method.lines).toBe(16);
       // Threshold 0: some intent always wins, so none abstains and accuracy moves in steps of 1/16.
@@ -52,12 +56,15 @@ describe('quality benchmark runners on SmolLM2', () => {
     const modes = TOOL_CALL_MODES.filter((mode) => mode.toolChoice === 'required');
     const result = await runToolSet(session, settings, () => {}, lines, modes);
     sets.tools = result;
-    const [required, routed] = result.modes;
+    const [required, ...routed] = result.modes;
     // A required call under its grammar: one call per line, each one valid.
     expect(required).toMatchObject({ lines: 6, linesWithCalls: 6, calls: 6, schemaValidShare: 1 });
-    expect(routed!.schemaValidShare).toBe(1);
-    expect(routed!.calls).toBe(routed!.linesWithCalls);
-    expect(routed!.rightShare * 6).toBeCloseTo(Math.round(routed!.rightShare * 6), 10);
+    expect(routed.map((mode) => mode.mode)).toEqual(['intent router + grammar', 'intent router (calibrated on examples) + grammar']);
+    for (const mode of routed) {
+      expect(mode.schemaValidShare).toBe(1);
+      expect(mode.calls).toBe(mode.linesWithCalls);
+      expect(mode.rightShare * 6).toBeCloseTo(Math.round(mode.rightShare * 6), 10);
+    }
   });
 
   it('memory: the trim-only run reaches its trim, the summary run replays as many lines and writes summaries', { timeout: 240_000 }, async () => {
@@ -92,6 +99,6 @@ describe('quality benchmark runners on SmolLM2', () => {
       { path: 'b.json', json },
     ]);
     expect(comparison).toContain('SmolLM2-135M-Instruct.Q4_1.gguf');
-    expect(comparison.split('\n').filter((line) => line.startsWith('intents: ')).length).toBe(2 * 3);
+    expect(comparison.split('\n').filter((line) => line.startsWith('intents: ')).length).toBe(3 * 3);
   });
 });

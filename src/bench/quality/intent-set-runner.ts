@@ -4,6 +4,7 @@ import { mean, median } from '../statistics.js';
 import { scoreClassification, type ClassificationOutcome } from './classification-metrics.js';
 import type { QualityEngineSettings, QualityProgress } from './quality-settings.js';
 import { runQualityTurn } from './quality-turn.js';
+import { EMBEDDING_INTENT_ROW, classifyByEmbedding } from './embedding-intent-runner.js';
 import { INTENT_SET_VERSION, INTENT_LINES, NPC_INTENTS, type LabelledLine } from '../quality-data/intents-v1.js';
 
 /** One way of asking ClassifyIntentLLM, as the report names it. */
@@ -11,6 +12,8 @@ export interface IntentMethod {
   name: string;
   method: 'letters' | 'labelWords';
   calibrate: boolean;
+  /** The calibration lines (ClassifyIntentLLM `calibrationLines`; default content-free). */
+  calibrationLines?: 'contentFree' | 'examples';
   /** Whether the intents' example lines are shown (the set's intents carry two each). */
   examples: boolean;
   /** The reference server's method: the figure the others are read against. */
@@ -25,6 +28,7 @@ export const INTENT_METHODS: readonly IntentMethod[] = [
   { name: 'label words, calibrated', method: 'labelWords', calibrate: true, examples: false, reference: false },
   { name: 'label words + examples', method: 'labelWords', calibrate: false, examples: true, reference: false },
   { name: 'label words + examples, calibrated', method: 'labelWords', calibrate: true, examples: true, reference: false },
+  { name: 'label words + examples, calibrated on examples', method: 'labelWords', calibrate: true, calibrationLines: 'examples', examples: true, reference: false },
 ];
 
 export interface IntentMethodResult {
@@ -52,7 +56,8 @@ export interface IntentSetResult {
 
 /**
  * Classifies every labelled line with each method, on one agent per method (one ClassifyIntentLLM node, no history,
- * so lines do not influence each other) and scores accuracy and macro-F1 against the labels.
+ * so lines do not influence each other) and scores accuracy and macro-F1 against the labels. With an embedding
+ * model in the settings, one more row: the embedding ClassifyIntent node on the same lines, for comparison.
  */
 export async function runIntentSet(
   session: Session,
@@ -75,6 +80,7 @@ export async function runIntentSet(
               intents: NPC_INTENTS.map((intent) => ({ ...intent, examples: method.examples ? [...intent.examples] : [] })),
               method: method.method,
               calibrate: method.calibrate,
+              calibrationLines: method.calibrationLines ?? 'contentFree',
               contextSize: settings.contextSize,
             },
             exits: { found: null, notFound: null },
@@ -96,23 +102,31 @@ export async function runIntentSet(
       progress(`intents: ${method.name} ${index + 1}/${lines.length}`);
     }
     await session.destroyAgent(agent.id);
-    const score = scoreClassification(
-      NPC_INTENTS.map((intent) => intent.id),
-      outcomes,
-    );
-    methods.push({
-      method: method.name,
-      reference: method.reference,
-      lines: lines.length,
-      accuracy: score.accuracy,
-      macroF1: score.macroF1,
-      meanMs: mean(times),
-      medianMs: median(times),
-      abstained: outcomes.filter((outcome) => outcome.predicted === null).length,
-      topConfusions: topConfusions(outcomes, 5),
-    });
+    methods.push(methodResult(method.name, method.reference, outcomes, times));
+  }
+  if (settings.embeddingModelPath !== undefined) {
+    const { outcomes, times } = await classifyByEmbedding(session, settings, progress, NPC_INTENTS, lines);
+    methods.push(methodResult(EMBEDDING_INTENT_ROW, false, outcomes, times));
   }
   return { set: 'intents', version: INTENT_SET_VERSION, intents: NPC_INTENTS.length, lines: lines.length, methods };
+}
+
+function methodResult(name: string, reference: boolean, outcomes: readonly ClassificationOutcome[], times: readonly number[]): IntentMethodResult {
+  const score = scoreClassification(
+    NPC_INTENTS.map((intent) => intent.id),
+    outcomes,
+  );
+  return {
+    method: name,
+    reference,
+    lines: outcomes.length,
+    accuracy: score.accuracy,
+    macroF1: score.macroF1,
+    meanMs: mean(times),
+    medianMs: median(times),
+    abstained: outcomes.filter((outcome) => outcome.predicted === null).length,
+    topConfusions: topConfusions(outcomes, 5),
+  };
 }
 
 function topConfusions(outcomes: readonly ClassificationOutcome[], count: number): string[] {

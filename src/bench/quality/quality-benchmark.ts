@@ -1,8 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import { Session } from '../../agent/session.js';
 import { loadModel } from '../../engine/load-model.js';
+import type { ModelCatalogEntry } from '../../host/model-registry.js';
 import type { BenchEnvironment } from '../bench-result.js';
 import { CpuContentionMeter } from '../cpu-contention-meter.js';
+import { QUALITY_EMBEDDER } from './embedding-intent-runner.js';
 import { runIntentSet } from './intent-set-runner.js';
 import { runMemorySet } from './memory-set-runner.js';
 import { judgeQualityGoals, qualityFingerprint, qualityRows, type QualityReport, type QualitySetName } from './quality-report.js';
@@ -24,7 +26,9 @@ export async function runQualityBenchmark(options: QualityBenchmarkOptions): Pro
   const started = performance.now();
   const startedAt = new Date().toISOString();
   const contention = new CpuContentionMeter();
-  const session = new Session({ loadModel }).create({ gameName: 'llama-dialog bench (quality)' });
+  const { embeddingModelPath } = options.settings;
+  const models: Record<string, ModelCatalogEntry> = embeddingModelPath === undefined ? {} : { [QUALITY_EMBEDDER]: { path: embeddingModelPath, purpose: 'embedding' } };
+  const session = new Session({ loadModel, models }).create({ gameName: 'llama-dialog bench (quality)' });
   const sets: QualityReport['sets'] = {};
   try {
     if (options.sets.includes('intents')) sets.intents = await runIntentSet(session, options.settings, options.progress);

@@ -107,7 +107,7 @@ export function renderQualityText(report: QualityReport): string {
     `data: ${report.workload.fingerprint} · ${(report.wallMs / 1000).toFixed(1)} s`,
   ];
   if (sets.intents) {
-    out.push('', `Intents: ${sets.intents.intents} intents × ${sets.intents.lines / sets.intents.intents} lines (ClassifyIntentLLM, no history)`);
+    out.push('', `Intents: ${sets.intents.intents} intents × ${sets.intents.lines / sets.intents.intents} lines (ClassifyIntentLLM, no history; the embedding row is the ClassifyIntent node)`);
     out.push(
       renderTable(
         [{ header: 'method', align: 'left' }, { header: 'accuracy' }, { header: 'macro-F1' }, { header: 'mean ms' }, { header: 'median ms' }, { header: 'most confused', align: 'left' }],

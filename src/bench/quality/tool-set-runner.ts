@@ -15,13 +15,16 @@ export interface ToolCallMode {
    * asked which tool in words it can score, instead of choosing a name inside a JSON object.
    */
   routed?: boolean;
+  /** The router's calibration lines (ClassifyIntentLLM `calibrationLines`; routed modes only). */
+  routerCalibration?: 'contentFree' | 'examples';
 }
 
 export const TOOL_CALL_MODES: readonly ToolCallMode[] = [
   { name: 'grammar, tool optional', constrained: true, toolChoice: 'auto' },
   { name: 'grammar, tool required', constrained: true, toolChoice: 'required' },
   { name: 'no grammar', constrained: false, toolChoice: 'auto' },
-  { name: 'intent router + grammar', constrained: true, toolChoice: 'required', routed: true },
+  { name: 'intent router + grammar', constrained: true, toolChoice: 'required', routed: true, routerCalibration: 'contentFree' },
+  { name: 'intent router (calibrated on examples) + grammar', constrained: true, toolChoice: 'required', routed: true, routerCalibration: 'examples' },
 ];
 
 export interface ToolModeResult {
@@ -66,7 +69,7 @@ export async function runToolSet(
   const modes: ToolModeResult[] = [];
   for (const mode of chosen) {
     const agent = await session.createAgent({
-      graph: mode.routed ? routedGraph(settings) : toolCallGraph(mode, settings),
+      graph: mode.routed ? routedGraph(settings, mode.routerCalibration ?? 'contentFree') : toolCallGraph(mode, settings),
       defaultModel: settings.modelPath,
       maintainDialogueHistory: false,
       engine: { threads: settings.threads },
@@ -116,7 +119,7 @@ function toolCallGraph(mode: ToolCallMode, settings: QualityEngineSettings) {
 }
 
 /** A router naming one tool or none, then one ToolCall node per tool, each offering only its own tool. */
-function routedGraph(settings: QualityEngineSettings) {
+function routedGraph(settings: QualityEngineSettings, calibrationLines: 'contentFree' | 'examples') {
   const route = {
     name: 'route',
     type: 'ClassifyIntentLLM',
@@ -125,6 +128,7 @@ function routedGraph(settings: QualityEngineSettings) {
       intents: TOOL_ROUTER_CHOICES.map((choice) => ({ id: choice.id, description: choice.description, examples: [...choice.examples] })),
       method: 'labelWords',
       calibrate: true,
+      calibrationLines,
       contextSize: settings.contextSize,
     },
     exits: {

@@ -57,7 +57,7 @@ type WorkloadKind = 'conversation' | 'tavern' | 'quality' | 'crowd' | 'knowledge
 const KIND_FLAGS: Readonly<Record<WorkloadKind, readonly string[]>> = {
   conversation: ['turns', 'baselines', 'order', 'floor-samples', 'summary-only', 'contexts', 'profile', 'chart'],
   tavern: ['agents', 'lines', 'strategies', 'mean-gap-ms', 'seed', 'max-tokens', 'context', 'gpu-layers', 'kv-layout', 'arrivals', 'profile', 'chart'],
-  quality: ['sets', 'chart'],
+  quality: ['sets', 'embedding-model', 'chart'],
   crowd: ['agents', 'max-tokens', 'context', 'repeats'],
   knowledge: ['embedding-model', 'sizes', 'steps', 'turns', 'repeats'],
   voice: ['voice', 'turns', 'repeats', 'min-sentence-chars'],
@@ -171,7 +171,7 @@ export const benchCommand = defineCommand({
                          [--seed N] [--max-tokens N] [--context N] [--gpu-layers N] [--model f] [--threads N]
                          [--json file] [--chart file.svg]
        llama-dialog bench --workload quality [--model smollm2|gemma3-270m|file.gguf] [--sets intents,tools,memory]
-                         [--threads N] [--json file] [--chart file.svg]
+                         [--embedding-model minilm|file.gguf] [--threads N] [--json file] [--chart file.svg]
        llama-dialog bench --workload crowd [--agents N] [--repeats N] [--context N] [--max-tokens N] [--model f]
                          [--threads N] [--json file]
        llama-dialog bench --workload knowledge [--embedding-model minilm|file.gguf] [--model smollm2|file.gguf]
@@ -241,9 +241,12 @@ Quality workload (--workload quality): does a real model do the job? On this pac
 quality-data, versioned), greedy, one model load:
   intents  8 intents × 30 labelled player lines through ClassifyIntentLLM, by method: letters (the reference's
            next-token letter probabilities), with the intents' example lines, calibrated on content-free lines, and
-           labelWords (each intent id scored as the answer); accuracy, macro-F1, ms per classification
+           labelWords (each intent id scored as the answer), calibrated on content-free lines or on the intents'
+           example lines; then, for comparison, the embedding ClassifyIntent node (--embedding-model, default
+           minilm) over the same descriptions and examples; accuracy, macro-F1, ms per classification
   tools    40 player lines that should or should not call one of 3 tools, through ToolCall under its grammar (tool
-           optional, tool required) and without it: share of schema-valid calls, of the right tool (or none)
+           optional, tool required), without it, and routed (a ClassifyIntentLLM picks the tool or none first):
+           share of schema-valid calls, of the right tool (or none)
   memory   6 facts told first, asked back after 1, 2 and 3 trims of the reply node (context 512), trimming only and
            with a rolling summary (a Summarize node): share recalled
 Prints a table per set and the goals, writes a bar chart (default bench-results/bench-quality.svg) and, with --json,
@@ -443,7 +446,9 @@ async function runQuality(options: BenchOptions, io: CliIo): Promise<ExitCodeVal
   const log = (line: string): void => io.stderr(`${line}\n`);
   const modelPath = await resolveModelArgument(options.model ?? 'smollm2', log);
   const sets = options.sets ?? QUALITY_SET_NAMES;
-  const settings = { modelPath, threads: options.threads, contextSize: 1024 };
+  // The embedding row of the intents set needs its model; other sets do not, so they do not fetch it.
+  const embeddingModelPath = sets.includes('intents') ? await resolveModelArgument(options['embedding-model'] ?? 'minilm', log) : undefined;
+  const settings = { modelPath, threads: options.threads, contextSize: 1024, ...(embeddingModelPath === undefined ? {} : { embeddingModelPath }) };
   const environment = await describeBenchEnvironment({
     modelPath,
     workload: { threads: settings.threads, contextSize: settings.contextSize },

@@ -44,6 +44,15 @@ const paramsSchema = z.strictObject({
    * probability there before normalizing. Costs one extra question per content-free line, once per node.
    */
   calibrate: z.boolean().default(false),
+  /**
+   * Which lines `calibrate` measures the bias on. `contentFree` (default): "N/A", "[MASK]" and an empty line, as
+   * Zhao et al. do. `examples`: the intents' own example lines, each intent weighted equally (the mean over a
+   * balanced labelled sample is what an unbiased classifier spreads evenly). Use `examples` when one intent means
+   * "none of these" (small talk, no tool): a content-free line *is* such a line, so content-free calibration
+   * divides that intent's probability by nearly its whole share and the node stops choosing it. Costs one question
+   * per example line, once per node; every intent needs at least one example.
+   */
+  calibrationLines: z.enum(['contentFree', 'examples']).default('contentFree'),
   /** Extra instructions placed before the intent list. */
   systemPrompt: z.string().max(20_000).default(''),
   input: z.string().min(1).nullable().default(null),
@@ -58,7 +67,7 @@ export const INTENT_SLOT = 'intent';
 class ClassifyIntentNode implements GraphNode {
   readonly type = 'ClassifyIntentLLM';
   private readonly assembler = new NodeAssembler();
-  private calibrated: { instructions: string; logBias: Float64Array } | undefined;
+  private calibrated: { instructions: string; lines: ClassifyIntentParams['calibrationLines']; logBias: Float64Array } | undefined;
 
   constructor(
     readonly name: string,
@@ -88,7 +97,7 @@ class ClassifyIntentNode implements GraphNode {
       threshold: params.threshold,
       margin: params.margin,
       method: params.method,
-      calibrated: params.calibrate,
+      calibrated: params.calibrate ? params.calibrationLines : false,
     });
     run.emitNodeEvent('intent', { intent: winner?.id ?? null, probability: decision.best, scores });
     if (params.variable) run.variables.set(params.variable, winner?.id ?? '');
@@ -98,8 +107,9 @@ class ClassifyIntentNode implements GraphNode {
   }
 
   /**
-   * Log of each intent's mean probability over the content-free lines, asked with the node's instructions and no
-   * history. Kept per instructions text (the intents are structural; the system prompt may change with the agent).
+   * Log of each intent's mean probability over the calibration lines, asked with the node's instructions and no
+   * history. Kept per instructions text and choice of lines (the intents are structural; the system prompt and
+   * `calibrationLines` may change with the agent).
    */
   private async calibration(
     run: NodeRunContext,
@@ -108,16 +118,20 @@ class ClassifyIntentNode implements GraphNode {
     system: ChatMessage,
     answers: readonly Int32Array[],
   ): Promise<Float64Array> {
-    if (this.calibrated?.instructions === system.content) return this.calibrated.logBias;
+    const params = run.params as ClassifyIntentParams;
+    if (this.calibrated?.instructions === system.content && this.calibrated.lines === params.calibrationLines) return this.calibrated.logBias;
+    const groups = calibrationGroups(params);
     const mean = new Float64Array(answers.length);
-    for (const line of CONTENT_FREE_LINES) {
-      const prompt: ClassifierPrompt = { system, history: [], current: { role: 'user', content: line } };
-      normalize(await scoreContinuations(run, inference, assembler, prompt, answers)).forEach((p, index) => {
-        mean[index]! += p / CONTENT_FREE_LINES.length;
-      });
+    for (const group of groups) {
+      for (const line of group) {
+        const prompt: ClassifierPrompt = { system, history: [], current: { role: 'user', content: line } };
+        normalize(await scoreContinuations(run, inference, assembler, prompt, answers)).forEach((p, index) => {
+          mean[index]! += p / group.length / groups.length;
+        });
+      }
     }
     const logBias = mean.map((p) => Math.log(Math.max(p, Number.MIN_VALUE)));
-    this.calibrated = { instructions: system.content, logBias };
+    this.calibrated = { instructions: system.content, lines: params.calibrationLines, logBias };
     return logBias;
   }
 
@@ -132,6 +146,15 @@ class ClassifyIntentNode implements GraphNode {
 
 /** Lines that carry no intent, for calibration (Zhao et al. 2021, "Calibrate Before Use", use the same three). */
 const CONTENT_FREE_LINES = ['N/A', '[MASK]', ''] as const;
+
+/**
+ * The lines calibration asks about, in groups weighted equally: one group of content-free lines, or one group per
+ * intent of its example lines (so an intent with more examples does not pull the mean towards itself).
+ */
+function calibrationGroups(params: ClassifyIntentParams): (readonly string[])[] {
+  if (params.calibrationLines === 'contentFree') return [CONTENT_FREE_LINES];
+  return params.intents.map((intent) => intent.examples);
+}
 
 /** What the model is scored on writing: one letter per intent, or each intent's id. */
 function answerTokens(inference: InferencePort, params: ClassifyIntentParams): Int32Array[] {
@@ -180,6 +203,10 @@ export const classifyIntentNode = defineNode({
       if (ids.has(intent.id)) return `duplicate intent id "${intent.id}"`;
       if (intent.id === 'found' || intent.id === 'notFound') return `intent id "${intent.id}" is reserved for an exit`;
       ids.add(intent.id);
+    }
+    if (params.calibrate && params.calibrationLines === 'examples') {
+      const bare = params.intents.find((intent) => intent.examples.length === 0);
+      if (bare) return `calibrationLines "examples" needs an example line for every intent; "${bare.id}" has none`;
     }
     return undefined;
   },

@@ -94,6 +94,10 @@ describe('llama-dialog bench --workload quality flags', () => {
     expect(parse(['--workload', 'quality', '--sets', 'memory, intents']).sets).toEqual(['intents', 'memory']);
   });
 
+  it('reads --embedding-model for the intents set\'s embedding row', () => {
+    expect(parse(['--workload', 'quality', '--embedding-model', 'minilm'])['embedding-model']).toBe('minilm');
+  });
+
   it('refuses an unknown set and the flags the quality workload would ignore, naming the flag', () => {
     expectRefused([
       [['--workload', 'quality', '--sets', 'speed'], '--sets'],

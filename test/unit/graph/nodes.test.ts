@@ -267,6 +267,83 @@ describe('classifier nodes', () => {
     expect(asked.filter((call) => call.startsWith('free::')).length).toBe(3);
   });
 
+  /** A "none of these" intent beside a real one, both with example lines: what a tool router asks. */
+  const abstainGraph = (calibrationLines: 'contentFree' | 'examples') => ({
+    start: 'classify',
+    nodes: [
+      {
+        name: 'classify',
+        type: 'ClassifyIntentLLM',
+        params: {
+          calibrate: true,
+          calibrationLines,
+          intents: [
+            { id: 'sell', description: 'wants to sell something', examples: ['SELL-EXAMPLE-1', 'SELL-EXAMPLE-2'] },
+            { id: 'none', description: 'small talk, nothing to do', examples: ['NONE-EXAMPLE-1', 'NONE-EXAMPLE-2'] },
+          ],
+        },
+        exits: { found: null, notFound: null },
+      },
+    ],
+  });
+
+  /** P(sell) by the line being classified (the text after the instructions); P(none) is the rest. */
+  function abstainScorer(asked: string[]) {
+    const sellShare: Record<string, number> = {
+      'N/A': 0.1,
+      '[MASK]': 0.1,
+      '': 0.1,
+      'SELL-EXAMPLE-1': 0.9,
+      'SELL-EXAMPLE-2': 0.9,
+      'NONE-EXAMPLE-1': 0.3,
+      'NONE-EXAMPLE-2': 0.3,
+      'nice weather today': 0.3,
+      'buy my axe': 0.8,
+    };
+    return (prompt: string, candidates: string[]): number[] => {
+      const tail = prompt.slice(prompt.lastIndexOf('best option only.'));
+      const line = Object.keys(sellShare)
+        .filter((key) => key !== '' && tail.includes(key))
+        .sort((a, b) => b.length - a.length)[0] ?? '';
+      asked.push(line);
+      const sell = sellShare[line]!;
+      return candidates.map((candidate) => Math.log(candidate === 'A' ? sell : 1 - sell));
+    };
+  }
+
+  it('calibrationLines "examples" keeps a "none" intent choosable, which content-free calibration divides away', async () => {
+    const intentOf = (events: Awaited<ReturnType<typeof collect>>) =>
+      (events.find((e) => e.type === 'nodeEvent' && e.name === 'intent') as unknown as { data: { intent: string; scores: Record<string, number> } }).data;
+    // Content-free lines are small talk to the model (none 0.9), so dividing by that bias makes small talk "sell": 0.3/0.1 > 0.7/0.9.
+    const contentFree = createHarness();
+    const cfAgent = await contentFree.session.createAgent({ graph: abstainGraph('contentFree'), defaultModel: 'm1' });
+    contentFree.models.get('m1')!.score = abstainScorer([]);
+    expect(intentOf(await collect(cfAgent.sendMessage('nice weather today'))).intent).toBe('sell');
+
+    // The example lines are balanced (two per intent): their mean is sell 0.6, none 0.4, so 0.3/0.6 < 0.7/0.4.
+    const { session, models } = createHarness();
+    const agent = await session.createAgent({ graph: abstainGraph('examples'), defaultModel: 'm1' });
+    const asked: string[] = [];
+    models.get('m1')!.score = abstainScorer(asked);
+    const smallTalk = intentOf(await collect(agent.sendMessage('nice weather today')));
+    expect(smallTalk.intent).toBe('none');
+    expect(smallTalk.scores.none).toBeCloseTo(1.75 / 2.25, 6);
+    expect(asked.slice(0, 4).sort()).toEqual(['NONE-EXAMPLE-1', 'NONE-EXAMPLE-2', 'SELL-EXAMPLE-1', 'SELL-EXAMPLE-2']);
+    expect(intentOf(await collect(agent.sendMessage('buy my axe'))).intent).toBe('sell');
+    // Asked once per node: the second turn scored only its own line.
+    expect(asked).toHaveLength(6);
+  });
+
+  it('calibrationLines "examples" refuses an intent without example lines', async () => {
+    const { session } = createHarness();
+    const graph = abstainGraph('examples');
+    (graph.nodes[0]!.params.intents[1] as { examples: string[] }).examples = [];
+    await expect(session.createAgent({ graph, defaultModel: 'm1' })).rejects.toMatchObject({
+      errorName: 'GraphCompilationFailed',
+      message: expect.stringContaining('"none" has none'),
+    });
+  });
+
   it('ClassifyAttributesLLM writes each winning value to agent variables', async () => {
     const { session, models } = createHarness();
     const agent = await session.createAgent({
