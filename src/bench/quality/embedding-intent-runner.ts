@@ -1,8 +1,7 @@
 import type { Session } from '../../agent/session.js';
-import type { NodeEvent } from '../../agent/turn-events.js';
 import type { ClassificationOutcome } from './classification-metrics.js';
 import type { QualityEngineSettings, QualityProgress } from './quality-settings.js';
-import { runQualityTurn } from './quality-turn.js';
+import { classifyLabelledLines } from './labelled-line-classification.js';
 import type { LabelledLine, QualityIntent } from '../quality-data/intents-v1.js';
 
 /** The row name: the embedding node, not ClassifyIntentLLM, so the report says so. */
@@ -50,19 +49,10 @@ export async function classifyByEmbedding(
     maintainDialogueHistory: false,
     engine: { threads: settings.threads },
   });
-  const outcomes: ClassificationOutcome[] = [];
-  const times: number[] = [];
   try {
-    for (const [index, labelled] of lines.entries()) {
-      const turn = await runQualityTurn(agent, labelled.line, `intents (${EMBEDDING_INTENT_ROW})`);
-      const event = turn.events.find((e): e is NodeEvent => e.type === 'nodeEvent' && e.name === 'intentClassified');
-      outcomes.push({ expected: labelled.intent, predicted: (event?.data as { intent?: string } | undefined)?.intent ?? null });
-      times.push(turn.ms);
-      progress(`intents: ${EMBEDDING_INTENT_ROW} ${index + 1}/${lines.length}`);
-    }
+    return await classifyLabelledLines(agent, lines, EMBEDDING_INTENT_ROW, 'intentClassified', progress);
   } finally {
     await session.destroyAgent(agent.id);
     session.destroyKnowledgeBase(base.name);
   }
-  return { outcomes, times };
 }

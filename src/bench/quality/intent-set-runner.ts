@@ -1,9 +1,8 @@
 import type { Session } from '../../agent/session.js';
-import type { NodeEvent } from '../../agent/turn-events.js';
 import { mean, median } from '../statistics.js';
 import { scoreClassification, type ClassificationOutcome } from './classification-metrics.js';
 import type { QualityEngineSettings, QualityProgress } from './quality-settings.js';
-import { runQualityTurn } from './quality-turn.js';
+import { classifyLabelledLines } from './labelled-line-classification.js';
 import { EMBEDDING_INTENT_ROW, classifyByEmbedding } from './embedding-intent-runner.js';
 import { INTENT_SET_VERSION, INTENT_LINES, NPC_INTENTS, type LabelledLine } from '../quality-data/intents-v1.js';
 
@@ -91,16 +90,7 @@ export async function runIntentSet(
       maintainDialogueHistory: false,
       engine: { threads: settings.threads },
     });
-    const outcomes: ClassificationOutcome[] = [];
-    const times: number[] = [];
-    for (const [index, labelled] of lines.entries()) {
-      const turn = await runQualityTurn(agent, labelled.line, `intents (${method.name})`);
-      const event = turn.events.find((e): e is NodeEvent => e.type === 'nodeEvent' && e.name === 'intent');
-      const predicted = (event?.data as { intent?: string | null } | undefined)?.intent ?? null;
-      outcomes.push({ expected: labelled.intent, predicted });
-      times.push(turn.ms);
-      progress(`intents: ${method.name} ${index + 1}/${lines.length}`);
-    }
+    const { outcomes, times } = await classifyLabelledLines(agent, lines, method.name, 'intent', progress);
     await session.destroyAgent(agent.id);
     methods.push(methodResult(method.name, method.reference, outcomes, times));
   }
