@@ -17,7 +17,7 @@ import { mean } from '../statistics.js';
 import { FOLLOW_UP_CONVERSATION } from './follow-up-conversation.js';
 import { LORE_FIELDS, loreQuestions, loreRecords } from './lore-set.js';
 
-export type KnowledgePlacementVariant = 'none' | 'turn' | 'history' | 'compact';
+export type KnowledgePlacementVariant = 'none' | 'turn' | 'history' | 'compactSystem' | 'compact';
 export type KnowledgeConversationKind = 'topics' | 'follow-up';
 
 export interface KnowledgeCacheCostRow {
@@ -58,7 +58,7 @@ export interface KnowledgeCacheCostResult {
 const SYSTEM_PROMPT = 'You are Elsbeth, the innkeeper of the Gilded Heron in Harrowford. Answer the traveller in one short sentence.';
 const LIST_TEMPLATE = '{{#knowledge}}{{#has_chunks}}What you know:\n{{#chunks}}- {{text}}\n{{/chunks}}{{/has_chunks}}{{/knowledge}}';
 const COMPACT_TEMPLATE = '{{knowledgeBlock}}';
-const VARIANTS = ['none', 'turn', 'history', 'compact'] as const;
+const VARIANTS = ['none', 'turn', 'history', 'compactSystem', 'compact'] as const;
 
 function generateParams(variant: KnowledgePlacementVariant): Record<string, unknown> {
   const params = { systemPrompt: SYSTEM_PROMPT, contextSize: 4096, maxTokens: 32, temperature: 0 };
@@ -68,6 +68,10 @@ function generateParams(variant: KnowledgePlacementVariant): Record<string, unkn
     case 'turn':
     case 'history':
       return { ...params, template: LIST_TEMPLATE, placement: { keep: variant } };
+    // The compact block as a system message of its own: a few tokens more per turn than inside the user's message,
+    // but SmolLM2 names a fact of the answering record more often with it there (docs/KNOWLEDGE.md).
+    case 'compactSystem':
+      return { ...params, template: COMPACT_TEMPLATE, placement: { keep: 'history' } };
     case 'compact':
       return { ...params, template: COMPACT_TEMPLATE, placement: { keep: 'history', role: 'user' } };
   }
@@ -162,6 +166,7 @@ function summarize(conversation: KnowledgeConversationKind, rows: KnowledgeCache
   const ratios = (figure: (row: KnowledgeCacheCostRow) => number): KnowledgeConversationCost['toNone'] => ({
     turn: figure(row('turn')) / figure(none),
     history: figure(row('history')) / figure(none),
+    compactSystem: figure(row('compactSystem')) / figure(none),
     compact: figure(row('compact')) / figure(none),
   });
   return {

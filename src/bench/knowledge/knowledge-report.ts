@@ -8,6 +8,7 @@ const VARIANT_LABELS: Record<KnowledgePlacementVariant, string> = {
   none: 'none',
   turn: 'Retrieve, list, keep turn',
   history: 'Retrieve, list, keep history',
+  compactSystem: 'Retrieve, knowledgeBlock as system message, keep history',
   compact: 'Retrieve, knowledgeBlock in user message, keep history',
 };
 

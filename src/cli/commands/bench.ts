@@ -273,7 +273,7 @@ all-MiniLM-L6-v2, fetched from PyPI on first use) and a real chat model (smollm2
   cache      tokens evaluated per normal turn over two conversations of --turns turns (default 12; one on a new
              topic nearly every line, one of follow-up questions on one topic): Generate alone, and Retrieve ->
              Generate with a list template kept for the turn only or with its turn (placement.keep), and with the
-             compact {{knowledgeBlock}} kept with its turn inside the user's message
+             compact {{knowledgeBlock}} kept with its turn, as a system message and inside the user's message
   throughput texts/s embedding 1,000 lore lines: ours (one call; chunks of 64) against llama.cpp's llama-embedding
              (LLAMA_DIALOG_BUILD_BENCH=1 node scripts/build-native.mjs llama-embedding) and node-llama-cpp, paired
              ratios over --repeats rounds (default 3)
