@@ -1,11 +1,11 @@
 /**
- * What knowledge costs the KV cache (issue 20, item 7): two conversations of player lines about the lore, each four
+ * What knowledge costs the KV cache (issue 20, item 7): two conversations of player lines about the lore, each five
  * ways on the same models. `none`: a Generate node alone. `turn`: Retrieve → Generate whose list template renders the
  * knowledge for the current turn only (the reference's rule): the prompt changes where last turn's template stood,
  * so last turn's line and reply are decoded again every turn. `history`: the same template kept with its turn
- * (placement.keep 'history'), chunks already shown not repeated. `compact`: kept with its turn too, in the compact
- * form (`{{knowledgeBlock}}`: one label, one chunk per line) inside the user's message, so a turn pays no message
- * markup of its own for its knowledge. Tokens evaluated per normal turn are the node's own diagnostics
+ * (placement.keep 'history'), chunks already shown not repeated. `compactSystem`: kept with its turn too, in the
+ * compact form (`{{knowledgeBlock}}`: one label, one chunk per line) as a system message of its own. `compact`: the
+ * same inside the user's message, so a turn pays no message markup of its own for its knowledge. Tokens evaluated per normal turn are the node's own diagnostics
  * (cache.evaluated), so the figure is what the engine decoded, not an estimate.
  *
  * The conversations: `topics`, the lore set's answerable questions in order (nearly every line on another topic, so
@@ -58,7 +58,8 @@ export interface KnowledgeCacheCostResult {
 const SYSTEM_PROMPT = 'You are Elsbeth, the innkeeper of the Gilded Heron in Harrowford. Answer the traveller in one short sentence.';
 const LIST_TEMPLATE = '{{#knowledge}}{{#has_chunks}}What you know:\n{{#chunks}}- {{text}}\n{{/chunks}}{{/has_chunks}}{{/knowledge}}';
 const COMPACT_TEMPLATE = '{{knowledgeBlock}}';
-const VARIANTS = ['none', 'turn', 'history', 'compactSystem', 'compact'] as const;
+const KNOWLEDGE_VARIANTS = ['turn', 'history', 'compactSystem', 'compact'] as const satisfies readonly Exclude<KnowledgePlacementVariant, 'none'>[];
+const VARIANTS = ['none', ...KNOWLEDGE_VARIANTS] as const;
 
 function generateParams(variant: KnowledgePlacementVariant): Record<string, unknown> {
   const params = { systemPrompt: SYSTEM_PROMPT, contextSize: 4096, maxTokens: 32, temperature: 0 };
@@ -163,12 +164,8 @@ async function measureVariant(
 function summarize(conversation: KnowledgeConversationKind, rows: KnowledgeCacheCostRow[]): KnowledgeConversationCost {
   const row = (variant: KnowledgePlacementVariant): KnowledgeCacheCostRow => rows.find((candidate) => candidate.variant === variant)!;
   const none = row('none');
-  const ratios = (figure: (row: KnowledgeCacheCostRow) => number): KnowledgeConversationCost['toNone'] => ({
-    turn: figure(row('turn')) / figure(none),
-    history: figure(row('history')) / figure(none),
-    compactSystem: figure(row('compactSystem')) / figure(none),
-    compact: figure(row('compact')) / figure(none),
-  });
+  const ratios = (figure: (row: KnowledgeCacheCostRow) => number): KnowledgeConversationCost['toNone'] =>
+    Object.fromEntries(KNOWLEDGE_VARIANTS.map((variant) => [variant, figure(row(variant)) / figure(none)])) as KnowledgeConversationCost['toNone'];
   return {
     conversation,
     rows,
