@@ -101,6 +101,25 @@ describe('Retrieve on MiniLM, Generate on SmolLM2', () => {
     await wide.destroy();
   });
 
+  it('{{knowledgeBlock}} kept with its turn: the chunk once under one label, nothing new on a repeat, no cache miss', { timeout: 120_000 }, async () => {
+    const compact = { ...GENERATE, params: { ...GENERATE.params, template: '{{knowledgeBlock}}', placement: { keep: 'history' } } };
+    const graph = { ...retrieveGraph({ topK: 1, threshold: 0.6 }), nodes: [retrieveGraph({ topK: 1, threshold: 0.6 }).nodes[0]!, compact] };
+    const agent = await session.createAgent({ ...REAL_AGENT, graph });
+    const first = await agent.sendMessage('How much is a sword at the smithy?');
+    const firstPrompt = nodeDiagnostics(first.diagnostics, 'answer').input!.prompt;
+    const blocks = (prompt: typeof firstPrompt) => prompt.filter((message) => message.content.startsWith('Known facts:'));
+    expect(blocks(firstPrompt).map((message) => message.content)).toEqual([`Known facts:\n${LORE.find((record) => record.id === 'smithy-prices')!.text}`]);
+    // The same line again retrieves the same chunk, which the kept block already shows: the turn adds no block, and
+    // the prompt starts with the whole previous one.
+    const second = await agent.sendMessage('How much is a sword at the smithy?');
+    const answer = nodeDiagnostics(second.diagnostics, 'answer');
+    expect(nodeDiagnostics(second.diagnostics, 'lookup').exit).toBe('found');
+    expect(blocks(answer.input!.prompt)).toHaveLength(1);
+    expect(answer.input!.knowledge?.shown ?? 0).toBe(0);
+    expect(answer.cache!.miss).toBe(false);
+    await agent.destroy();
+  });
+
   it('filters by metadata, swaps the filter with changeParam, and refuses a filter on an unknown field', { timeout: 120_000 }, async () => {
     const agent = await session.createAgent({
       ...REAL_AGENT,
