@@ -83,6 +83,8 @@ Napi::Value GenerateResult(Napi::Env env, const RequestOutcome& o, bool profile)
   timings.Set("firstTokenMs", o.firstTokenMs);
   timings.Set("generateMs", o.generateMs);
   timings.Set("tokensGenerated", static_cast<double>(o.tokens.size()));
+  timings.Set("draftedTokens", static_cast<double>(o.draftedTokens));
+  timings.Set("acceptedDraftTokens", static_cast<double>(o.acceptedDraftTokens));
   timings.Set("startedAt", o.startedAt);
   timings.Set("endedAt", o.endedAt);
   result.Set("timings", timings);
@@ -334,6 +336,7 @@ Napi::Value ContextHandle::Generate(const Napi::CallbackInfo& info) {
     request.maxTokens = static_cast<uint32_t>(IntProp(options, "maxTokens", 0, 1, 1 << 24));
     request.sampling = SamplingFrom(options.Get("sampling"));
     request.profile = BoolArg(options.Get("profile"), false);
+    request.draftTokens = static_cast<uint32_t>(IntProp(options, "draftTokens", 0, 0, 256));
     Napi::Value stop = options.Get("stop");
     if (!stop.IsUndefined() && !stop.IsNull()) {
       if (!stop.IsArray()) throw DialogError(ErrorCode::InvalidArgument, "stop must be an array of strings");

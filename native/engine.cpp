@@ -146,6 +146,8 @@ Engine::Engine(std::shared_ptr<LoadedModel> model, const ContextSettings& settin
   const int64_t block = std::max<int64_t>(1, ggml_blck_size(settings_.kvType));
   const int64_t rowBytes = (nEmbdGqa + block - 1) / block * static_cast<int64_t>(ggml_type_size(settings_.kvType));
   kvBytesPerCell_ = static_cast<int64_t>(llama_model_n_layer(m)) * 2 * rowBytes;
+  canDropDraft_ = !llama_model_is_recurrent(m) && !llama_model_is_hybrid(m) &&
+                  (settings_.swaFull || llama_model_n_swa(m) <= 0);
   idTaken_.assign(settings_.sequences, false);
   live_.assign(settings_.sequences, nullptr);
   EnsureContext();
@@ -404,11 +406,13 @@ void Engine::Submit(const std::shared_ptr<Sequence>& sequence, SequenceRequest r
 void Engine::Gather(std::vector<Participant>& participants) {
   const size_t capacity = static_cast<size_t>(llama_n_batch(context_));
   size_t used = 0;
-  // 2. the next token of every generating sequence (all fit: n_batch >= n_seq_max)
+  // 2. the next token of every generating sequence (all fit: n_batch >= n_seq_max), and a lone one's guesses
+  const bool alone = running_.size() == 1;
   for (const auto& sequence : running_) {
     if (!sequence->generating() || used >= capacity) continue;
-    participants.push_back(Participant{sequence, 1, -1, true});
-    ++used;
+    const size_t guessed = alone ? sequence->PrepareDraft(capacity - used - 1) : 0;
+    participants.push_back(Participant{sequence, 1 + guessed, -1, true});
+    used += 1 + guessed;
   }
   // 3. prompt chunks: an even share of the room each, then the leftovers, from a rotating start
   std::vector<std::shared_ptr<Sequence>> prompting;

@@ -8,6 +8,8 @@
 //  1. Every sequence whose abort flag is set and that has nothing in flight ends first (it contributes nothing).
 //  2. One token for every generating sequence: the token it sampled last step (logits requested for it). They
 //     always fit: n_batch >= n_seq_max is required at creation (llama.cpp needs an output row per sequence).
+//     A sequence that runs alone may add the tokens prompt lookup guesses follow it (lookup_draft.h); with others
+//     in the step their rows would lengthen everyone's decode, which on a CPU is compute-bound already.
 //  3. The rest of the batch (n_batch tokens in all) goes to sequences in their prompt phase: the free room is
 //     split evenly among them (at least one token each while room lasts), then what some did not need goes to
 //     the others; the order starts one sequence later at every step, so that no prompt always comes first.
@@ -95,6 +97,11 @@ class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
   int64_t kvBytesPerCell() const { return kvBytesPerCell_; }
   /** KV bytes of the whole allocation while the llama_context exists (an estimate for the GC). */
   int64_t kvBytes() const { return hasContext_.load() ? kvBytesPerCell_ * contextSize_.load() : 0; }
+  /**
+   * Whether guessed tokens a sampler did not keep can be taken back out of the cache (lookup_draft.h): not in a
+   * recurrent model's state, nor in a window-sized SWA cache (the guesses' rows push out cells the kept ones need).
+   */
+  bool CanDropDraft() const { return canDropDraft_; }
   /** Cells in use as of the last finished step or task (JS thread may read it any time). */
   uint32_t cellsUsed() const { return cellsUsed_.load(); }
   /** JS thread: the shared context was disposed; its sequences refuse every later call (ObjectDisposed). */
@@ -159,6 +166,7 @@ class Engine : public SteppedWork, public std::enable_shared_from_this<Engine> {
   std::atomic<uint32_t> resizes_{0};
   StateBytes transferScratch_;  // a state buffer like any other (state_bytes.h): no zero-fill, huge pages
   int64_t kvBytesPerCell_ = 0;
+  bool canDropDraft_ = false;
   llama_context* context_ = nullptr;
   std::atomic<bool> hasContext_{false};
   ggml_threadpool* threadpool_ = nullptr;

@@ -6,6 +6,7 @@
 
 #include "engine.h"
 #include "errors.h"
+#include "lookup_draft.h"
 #include "state_format.h"
 
 namespace llama_dialog {
@@ -23,6 +24,9 @@ size_t CommonPrefix(const std::vector<llama_token>& a, const std::vector<llama_t
   while (i < n && a[i] == b[i]) ++i;
   return i;
 }
+
+// A reply's first guess is short: nothing is known yet of whether this reply repeats.
+constexpr size_t kFirstDraftLength = 4;
 
 }  // namespace
 
@@ -102,19 +106,41 @@ size_t Sequence::promptTokensLeft() const {
   return phase_ == Phase::kPrompt ? request_.prompt.size() - promptNext_ : 0;
 }
 
+size_t Sequence::PrepareDraft(size_t room) {
+  draft_.clear();
+  if (phase_ != Phase::kGenerating || request_.draftTokens == 0 || !engine_.CanDropDraft()) return 0;
+  if (draftPause_ > 0) {
+    --draftPause_;
+    return 0;
+  }
+  // Once pendingToken_ is decoded the reply has tokens.size() + 1 tokens: guess no further than maxTokens, and
+  // no further than the sequence holds.
+  const size_t generated = outcome_.tokens.size() + 1;
+  const size_t held = mirror_.size() + 1;
+  if (generated >= request_.maxTokens || held >= contextSize_) return 0;
+  const size_t limit = std::min({room, draftLength_, request_.maxTokens - generated,
+                                 static_cast<size_t>(contextSize_) - held});
+  draft_ = LookupDraft(mirror_, pendingToken_, limit);
+  return draft_.size();
+}
+
 size_t Sequence::AddToBatch(llama_batch& batch, size_t room, int32_t& logitsIndex) const {
   logitsIndex = -1;
   if (room == 0) return 0;
   if (phase_ == Phase::kGenerating) {
-    const int32_t i = batch.n_tokens;
-    batch.token[i] = pendingToken_;
-    batch.pos[i] = static_cast<llama_pos>(mirror_.size());
-    batch.n_seq_id[i] = 1;
-    batch.seq_id[i][0] = id_;
-    batch.logits[i] = 1;
-    batch.n_tokens = i + 1;
-    logitsIndex = i;
-    return 1;
+    // The sampled token, then the guesses after it; logits on every row, since each is sampled in turn.
+    const size_t count = std::min(room, 1 + draft_.size());
+    for (size_t k = 0; k < count; ++k) {
+      const int32_t i = batch.n_tokens;
+      batch.token[i] = k == 0 ? pendingToken_ : draft_[k - 1];
+      batch.pos[i] = static_cast<llama_pos>(mirror_.size() + k);
+      batch.n_seq_id[i] = 1;
+      batch.seq_id[i][0] = id_;
+      batch.logits[i] = 1;
+      batch.n_tokens = i + 1;
+    }
+    logitsIndex = batch.n_tokens - static_cast<int32_t>(count);
+    return count;
   }
   if (phase_ != Phase::kPrompt) return 0;
   const size_t total = request_.prompt.size();
@@ -153,7 +179,26 @@ void Sequence::OnDecoded(size_t count, int32_t logitsIndex, const StepProfile* s
       outcome_.profile.push_back(*step);
       profile = &outcome_.profile.back();
     }
-    SampleNext(logitsIndex, profile);
+    const std::vector<llama_token> draft = std::move(draft_);
+    draft_.clear();
+    const size_t guessed = std::min(draft.size(), count > 0 ? count - 1 : 0);
+    outcome_.draftedTokens += static_cast<uint32_t>(guessed);
+    const uint32_t keptBefore = outcome_.acceptedDraftTokens;
+    for (size_t row = 0;; ++row) {
+      // Row `row` holds the logits after the sampled token and the first `row` guesses.
+      SampleNext(logitsIndex + static_cast<int32_t>(row), profile);
+      if (phase_ != Phase::kGenerating) return;  // ended; FinishGenerate dropped the unkept rows' cells
+      if (row >= guessed || pendingToken_ != draft[row]) break;
+      // The guess is what the sampler chose: that token is already decoded, at the position it belongs to.
+      mirror_.push_back(pendingToken_);
+      outcome_.tokens.push_back(pendingToken_);
+      pendingToken_ = LLAMA_TOKEN_NULL;
+      ++outcome_.acceptedDraftTokens;
+    }
+    if (guessed > 0) {
+      DropUnkeptDraft();
+      AdaptDraft(guessed, outcome_.acceptedDraftTokens - keptBefore);
+    }
   } catch (const DialogError& e) {
     Fail(e.code(), e.what());
   } catch (const std::bad_alloc&) {
@@ -189,6 +234,9 @@ void Sequence::PromptDone(int32_t logitsIndex, const StepProfile* /*step*/) {
       generateStart_ = Clock::now();
       sampler_ = std::make_unique<SamplerChain>(engine_.model().vocab(), request_.sampling, request_.grammar.get());
       sampler_->AcceptHistory(request_.prompt);
+      draftLength_ = std::min<size_t>(request_.draftTokens, kFirstDraftLength);
+      draftPause_ = 0;
+      draftMisses_ = 0;
       text_ = std::make_unique<TextStream>(request_.stop);
       phase_ = Phase::kGenerating;
       SampleNext(logitsIndex, request_.profile && !outcome_.profile.empty() ? &outcome_.profile.back() : nullptr);
@@ -217,8 +265,31 @@ void Sequence::SampleNext(int32_t logitsIndex, StepProfile* profile) {
   if (callbacks_.onPiece && !appended.release.empty()) callbacks_.onPiece(appended.release, token);
 }
 
+void Sequence::AdaptDraft(size_t guessed, size_t kept) {
+  // A row costs a fraction of a one-row decode, but rows that miss cost it for nothing: guess longer while every
+  // guess holds (a repeat tends to go on), as far as the last one held after a miss, and after guesses that all
+  // missed, pause for as many steps as such misses came in a row (text that does not repeat stops paying).
+  const size_t most = request_.draftTokens;
+  if (kept == guessed) {
+    draftLength_ = std::min(most, std::max<size_t>(1, draftLength_ * 2));
+    draftMisses_ = 0;
+  } else if (kept > 0) {
+    draftLength_ = std::min(most, kept + 1);
+    draftMisses_ = 0;
+  } else {
+    draftLength_ = 1;
+    draftPause_ = ++draftMisses_;
+  }
+}
+
+void Sequence::DropUnkeptDraft() {
+  llama_memory_seq_rm(llama_get_memory(engine_.context()), id_, static_cast<llama_pos>(mirror_.size()), -1);
+}
+
 void Sequence::FinishGenerate(StopReason reason) {
   outcome_.stopReason = reason;
+  draft_.clear();
+  if (outcome_.draftedTokens > 0 && engine_.context() != nullptr) DropUnkeptDraft();
   if (text_) {
     const std::string rest = text_->Flush();
     if (callbacks_.onPiece && !rest.empty()) {
@@ -242,6 +313,7 @@ void Sequence::FinishAborted() {
 void Sequence::OnDecodeFailed(int32_t rc, size_t count) {
   if (phase_ == Phase::kGenerating) {
     pendingToken_ = LLAMA_TOKEN_NULL;
+    draft_.clear();
     if (rc == 2) return FinishGenerate(StopReason::kAborted);
     return Fail(ErrorCode::InferenceFailed, "llama_decode failed with code " + std::to_string(rc) + " while generating");
   }
@@ -273,6 +345,7 @@ void Sequence::Fail(ErrorCode code, const std::string& message) {
   if (phase_ == Phase::kIdle) return;
   phase_ = Phase::kIdle;
   pendingToken_ = LLAMA_TOKEN_NULL;
+  draft_.clear();
   if (engine_.context() != nullptr) engine_.RefreshCellsUsed();
   RequestCallbacks callbacks = std::move(callbacks_);
   callbacks_ = RequestCallbacks{};

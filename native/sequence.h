@@ -1,7 +1,8 @@
 // One sequence of an engine (engine.h): a seq_id in the engine's llama_context, the exact mirror of the tokens
 // the KV cache holds for it (positions 0..n-1), and the state machine of the request it runs:
 //   idle → prompt phase (its prompt suffix is decoded in chunks, step by step)
-//        → generating (one token per step: decode the sampled token, then sample the next)
+//        → generating (one token per step: decode the sampled token, then sample the next; alone in its engine,
+//          also the tokens prompt lookup guesses follow it, kept while the sampler agrees: lookup_draft.h)
 //        → idle (the request's callbacks have been called).
 // The engine decides what each step decodes; the sequence says what it wants to add, and consumes the result.
 // Everything here runs on the model's compute thread, except what is marked "JS thread".
@@ -40,6 +41,8 @@ struct SequenceRequest {
   std::shared_ptr<llama_sampler> grammar;
   /** Record a StepProfile for every step of this request (generate({ profile: true })). */
   bool profile = false;
+  /** Prompt-lookup drafting (lookup_draft.h): the most tokens guessed per step; 0 = off. */
+  uint32_t draftTokens = 0;
   // scoreNext
   std::vector<llama_token> candidates;
 };
@@ -75,6 +78,9 @@ struct RequestOutcome {
   // generate
   std::string text;
   std::vector<llama_token> tokens;
+  /** Tokens guessed by prompt lookup and decoded beside the sampled ones, and how many of them the sampler kept. */
+  uint32_t draftedTokens = 0;
+  uint32_t acceptedDraftTokens = 0;
   StopReason stopReason = StopReason::kMaxTokens;
   double promptMs = 0;
   double firstTokenMs = 0;
@@ -127,6 +133,12 @@ class Sequence {
   bool profiling() const { return phase_ != Phase::kIdle && request_.profile; }
   size_t promptTokensLeft() const;
   /**
+   * A generating sequence guesses, by prompt lookup, up to `room` tokens to decode after the one it sampled (the
+   * engine asks only when this sequence decodes alone: in a shared step the rows would cost the others their
+   * time). Returns how many; AddToBatch offers them until OnDecoded consumes them.
+   */
+  size_t PrepareDraft(size_t room);
+  /**
    * Puts up to `room` of its next tokens into `batch` (from index batch.n_tokens on) and returns how many;
    * `logitsIndex` becomes the batch index whose logits it will read, or -1. Changes nothing in the sequence:
    * the same tokens are offered again until OnDecoded consumes them.
@@ -168,6 +180,10 @@ class Sequence {
   void PromptDone(int32_t logitsIndex, const StepProfile* step);
   /** Samples the next token from batch output `logitsIndex`, or ends the generation. */
   void SampleNext(int32_t logitsIndex, StepProfile* profile);
+  /** After a step with `guessed` guesses of which `kept` were kept: the next guess's length, or a pause. */
+  void AdaptDraft(size_t guessed, size_t kept);
+  /** Removes the cells of guessed tokens the sampler did not keep (the cache holds exactly the mirror again). */
+  void DropUnkeptDraft();
   void FinishGenerate(StopReason reason);
   void Complete();
   std::string TokenPiece(llama_token token) const;
@@ -185,6 +201,10 @@ class Sequence {
   RequestOutcome outcome_;
   size_t promptNext_ = 0;  // index in request_.prompt of the next token to decode
   llama_token pendingToken_ = LLAMA_TOKEN_NULL;  // sampled, not decoded yet
+  std::vector<llama_token> draft_;  // guessed to follow pendingToken_, decoded in the same step (PrepareDraft)
+  size_t draftLength_ = 0;          // the most to guess at the next step (adapts: AdaptDraft)
+  uint32_t draftPause_ = 0;         // steps to go before guessing again, after guesses that all missed
+  uint32_t draftMisses_ = 0;        // guesses in a row that all missed
   std::unique_ptr<SamplerChain> sampler_;
   std::unique_ptr<TextStream> text_;
   Clock::time_point start_;

@@ -51,6 +51,14 @@ export const embeddingContextOptionsSchema = z
   })
   .strict();
 
+/**
+ * Prompt-lookup drafting (native/lookup_draft.h): the most tokens a lone generation guesses per step by default.
+ * Measured on SmolLM2-135M, 2 CPU threads (docs/NOTES.md): see the README's speed tables.
+ */
+export const DEFAULT_DRAFT_TOKENS = 8;
+/** The native side's bound: a guess longer than this costs more rows than a repeat usually saves. */
+export const MAX_DRAFT_TOKENS = 256;
+
 /** Built from the one table of sampling ranges (sampling-ranges.ts), which graph nodes use too. */
 export const samplingOptionsSchema = z.object(samplingSchemaShape()).strict();
 
@@ -66,6 +74,7 @@ export const generateOptionsSchema = z
       .custom<(piece: string, token: number) => void>((v) => typeof v === 'function', 'onToken must be a function')
       .optional(),
     profile: z.boolean().optional(),
+    draftTokens: z.number().int().min(0).max(MAX_DRAFT_TOKENS).optional(),
   })
   .strict();
 

@@ -7,7 +7,7 @@
 import { constants as bufferConstants } from 'node:buffer';
 import { LlamaDialogError } from '../errors.js';
 import { callNative, callNativeSync, type NativeContextHandle } from '../native/binding.js';
-import { generateOptionsSchema, parseOptions } from './engine-options.js';
+import { DEFAULT_DRAFT_TOKENS, generateOptionsSchema, parseOptions } from './engine-options.js';
 import type { EvaluateResult, GenerateOptions, GenerateResult, InferenceContext } from './types.js';
 
 export abstract class InferenceHandle implements InferenceContext {
@@ -92,6 +92,7 @@ export abstract class InferenceHandle implements InferenceContext {
       stop: parsed.stop ?? [],
       ...(parsed.grammar !== undefined ? { grammar: parsed.grammar } : {}),
       ...(parsed.profile ? { profile: true } : {}),
+      draftTokens: parsed.draftTokens ?? DEFAULT_DRAFT_TOKENS,
     };
     const result = await this.run('generate', parsed.signal, () => this.handle.generate(request, onPiece));
     // The listener's own error, unchanged: the caller wrote it.

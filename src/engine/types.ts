@@ -110,6 +110,13 @@ export interface GenerateOptions {
    * false; costs nothing when off.
    */
   profile?: boolean;
+  /**
+   * Prompt-lookup drafting: when this generation decodes alone, the most tokens per step guessed from an earlier
+   * place in the sequence where its last tokens occurred, decoded with the sampled one and kept while the sampler
+   * agrees. The reply is the one step-by-step decoding gives (to float rounding between batch shapes); only the
+   * number of decodes changes. 0 = off; default 8 (engine-options.ts DEFAULT_DRAFT_TOKENS).
+   */
+  draftTokens?: number;
 }
 
 export interface GenerateTimings {
@@ -119,6 +126,9 @@ export interface GenerateTimings {
   firstTokenMs: number;
   generateMs: number;
   tokensGenerated: number;
+  /** Tokens prompt lookup guessed and decoded beside the sampled ones, and how many the sampler kept (fakes: absent). */
+  draftedTokens?: number;
+  acceptedDraftTokens?: number;
   /**
    * Monotonic ms (one clock for the whole process, not wall time) when the request began and ended on the model's
    * compute thread; the native engine sets them, fakes may not.

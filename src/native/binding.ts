@@ -110,6 +110,9 @@ export interface NativeGenerateTimings {
   firstTokenMs: number;
   generateMs: number;
   tokensGenerated: number;
+  /** Tokens guessed by prompt lookup and decoded beside the sampled ones; of them, those the sampler kept. */
+  draftedTokens: number;
+  acceptedDraftTokens: number;
   /** steady_clock ms (one clock for the whole process) when the request began / ended on the compute thread. */
   startedAt: number;
   endedAt: number;
@@ -155,6 +158,8 @@ export interface NativeGenerateRequest {
   grammar?: string;
   /** Record a NativeStepProfile per engine step of this generation. */
   profile?: boolean;
+  /** Prompt-lookup drafting: the most tokens guessed per step when this generation decodes alone (0 = off). */
+  draftTokens?: number;
 }
 
 export interface NativeGenerateResult {
