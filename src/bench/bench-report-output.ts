@@ -83,6 +83,14 @@ export function renderReportText(report: BenchReport, options: { perTurn?: boole
   } else if (report.floorNote) {
     out.push(`Note: ${report.floorNote}`);
   }
+  const drafting = report.strategies.find((result) => result.strategy === 'ours')?.summary;
+  if (drafting?.totalDraftedTokens !== undefined && drafting.totalDraftedTokens > 0) {
+    const kept = drafting.totalAcceptedDraftTokens ?? 0;
+    out.push(
+      `  prompt-lookup drafting (ours): ${kept} of ${drafting.totalDraftedTokens} guessed tokens kept; ` +
+        `${kept} of ${drafting.totalGeneratedTokens} generated tokens came without a decode step of their own`,
+    );
+  }
   if (report.goals.length > 0) {
     out.push(
       '',

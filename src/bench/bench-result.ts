@@ -5,7 +5,7 @@
 import type { GenerateStepProfile } from '../engine/types.js';
 
 /** The strategies a run can compare. `ours` is the agent runtime; the others are baselines. */
-export const STRATEGY_NAMES = ['ours', 'node-llama-cpp', 'naive', 'trim-to-fit'] as const;
+export const STRATEGY_NAMES = ['ours', 'node-llama-cpp', 'node-llama-cpp-lookup', 'naive', 'trim-to-fit'] as const;
 export type StrategyName = (typeof STRATEGY_NAMES)[number];
 
 /** What one LLM call of one node cost on one turn. */
@@ -19,6 +19,9 @@ export interface NodeCallMetrics {
   /** Prompt tokens decoded by this call. */
   evaluatedTokens: number;
   generatedTokens: number;
+  /** Prompt-lookup drafting (GenerateOptions.draftTokens): tokens guessed, and of them kept; absent without it. */
+  draftedTokens?: number;
+  acceptedDraftTokens?: number;
   /** Whole turns dropped from this node's prompt on this call. */
   trimmedTurns: number;
   /** True when this call wrote a new rolling summary. */
@@ -95,6 +98,9 @@ export interface StrategySummary {
   medianNormalTurnMs: number;
   /** Median over normal turns of the time outside llama.cpp (wallMs − engineMs); null when engineMs is unknown. */
   medianNormalTurnOverheadMs: number | null;
+  /** Prompt-lookup drafting: tokens guessed and decoded beside sampled ones, and of them kept; absent without it. */
+  totalDraftedTokens?: number;
+  totalAcceptedDraftTokens?: number;
 }
 
 export interface StrategyResult {

@@ -25,6 +25,9 @@ export function nodeMetrics(node: NodeDiagnostics): NodeCallMetrics[] {
       reusedTokens: node.cache.reused,
       evaluatedTokens: node.cache.evaluated,
       generatedTokens: node.output?.tokens ?? 0,
+      ...(node.output?.draftedTokens !== undefined
+        ? { draftedTokens: node.output.draftedTokens, acceptedDraftTokens: node.output.acceptedDraftTokens ?? 0 }
+        : {}),
       trimmedTurns: node.input.turnsTrimmed,
       summaryWritten,
       firstTokenMs: node.timings ? node.timings.firstTokenMs : null,

@@ -35,6 +35,11 @@ export interface NodeLlamaCppStrategyOptions {
   workload: Workload;
   /** Tokens per llama_decode batch, the same as ours uses (default 512). */
   batchSize?: number;
+  /**
+   * Give its sequence node-llama-cpp's own prompt-lookup predictor (InputLookupTokenPredictor, its defaults), as
+   * ours drafts by prompt lookup: the baseline named node-llama-cpp-lookup, so that the comparison is like for like.
+   */
+  inputLookup?: boolean;
 }
 
 /**
@@ -56,8 +61,8 @@ export interface NodeLlamaCppStrategyOptions {
  * - time to first token = first `onTextChunk`, as a streaming game would see it.
  */
 export class NodeLlamaCppStrategy implements BenchStrategy {
-  readonly name = 'node-llama-cpp' as const;
-  readonly description = 'node-llama-cpp 3.x LlamaChatSession (its own prefix reuse and context shift)';
+  readonly name: 'node-llama-cpp' | 'node-llama-cpp-lookup';
+  readonly description: string;
   readonly promptLayoutKnown = false;
   readonly notes: string[] = [
     'node-llama-cpp: evaluated = TokenMeter usedInputTokens delta + 1 per turn; trims = context shifts detected as reuse below the previous prompt',
@@ -72,6 +77,10 @@ export class NodeLlamaCppStrategy implements BenchStrategy {
 
   constructor(options: NodeLlamaCppStrategyOptions) {
     this.options = options;
+    this.name = options.inputLookup ? 'node-llama-cpp-lookup' : 'node-llama-cpp';
+    this.description = options.inputLookup
+      ? 'node-llama-cpp 3.x LlamaChatSession with its InputLookupTokenPredictor (prompt-lookup speculative decoding)'
+      : 'node-llama-cpp 3.x LlamaChatSession (its own prefix reuse and context shift)';
   }
 
   /** True when the node-llama-cpp package can be imported (it is a devDependency of llama-dialog). */
@@ -101,7 +110,7 @@ export class NodeLlamaCppStrategy implements BenchStrategy {
       threads: { ideal: workload.threads, min: workload.threads },
       sequences: 1,
     });
-    this.sequence = this.context.getSequence();
+    this.sequence = this.context.getSequence(this.options.inputLookup ? { tokenPredictor: new library.InputLookupTokenPredictor() } : {});
     this.session = new library.LlamaChatSession({
       contextSequence: this.sequence,
       systemPrompt: workload.systemPrompt,

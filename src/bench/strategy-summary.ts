@@ -76,6 +76,7 @@ export function summarizeTurns(turns: readonly TurnMetrics[]): StrategySummary {
       normal.length > 0 && normal.every((turn) => turn.engineMs !== null)
         ? median(normal.map((turn) => turn.wallMs - (turn.engineMs ?? 0)))
         : null,
+    ...draftTotals(turns),
   };
 }
 
@@ -119,4 +120,14 @@ export function checkGoals(
     goal('normal turn vs llama-bench floor', floor?.ratio, 1.15),
     goal('evaluated tokens vs ideal', ours.summary.evaluatedOverIdeal, 1.3),
   ];
+}
+
+/** Drafting totals over every node call that reported them; nothing when none did (a baseline, a fake engine). */
+function draftTotals(turns: readonly TurnMetrics[]): { totalDraftedTokens?: number; totalAcceptedDraftTokens?: number } {
+  const calls = turns.flatMap((turn) => turn.nodes).filter((node) => node.draftedTokens !== undefined);
+  if (calls.length === 0) return {};
+  return {
+    totalDraftedTokens: sum(calls.map((node) => node.draftedTokens ?? 0)),
+    totalAcceptedDraftTokens: sum(calls.map((node) => node.acceptedDraftTokens ?? 0)),
+  };
 }

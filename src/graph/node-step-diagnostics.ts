@@ -43,6 +43,12 @@ export interface NodeOutputDiagnostics {
   text: string;
   tokens: number;
   stopReason: string;
+  /**
+   * Prompt-lookup drafting (GenerateOptions.draftTokens): tokens guessed and decoded beside the sampled ones, and how
+   * many of them the sampler kept (each kept one saved a decode step). Absent when the engine reports none.
+   */
+  draftedTokens?: number;
+  acceptedDraftTokens?: number;
 }
 
 export interface NodeTimingDiagnostics {

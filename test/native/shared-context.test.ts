@@ -298,7 +298,8 @@ describe.each(LAYOUTS)('shared context ($kvLayout KV): sequences batched into on
   it('profile: true reports every step of the generation; without it there is no profile', async () => {
     const sequence = shared.createSequence({ contextSize: 512 });
     try {
-      const profiled = await sequence.generate({ prompt: prompts[1]!, maxTokens: 8, sampling: GREEDY, profile: true });
+      // Step by step (no prompt-lookup guesses: test/native/prompt-lookup-draft.test.ts covers those steps).
+      const profiled = await sequence.generate({ prompt: prompts[1]!, maxTokens: 8, sampling: GREEDY, profile: true, draftTokens: 0 });
       const steps = profiled.profile!.steps;
       // prompt chunks (batch 64) + one step per generated token that was decoded
       expect(steps.length).toBe(Math.ceil(prompts[1]!.length / 64) + profiled.tokens.length);

@@ -33,8 +33,10 @@ import { renderVoiceText } from '../../bench/voice/voice-report.js';
 import { renderCrowdText, runCrowdProbe } from '../../bench/crowd-probe.js';
 import { QUALITY_SET_NAMES, renderQualityChart, renderQualityText, type QualitySetName } from '../../bench/quality/quality-report.js';
 
-const BASELINES = ['node-llama-cpp', 'naive', 'trim-to-fit'] as const;
+/** Every baseline --baselines may name; the default run leaves out node-llama-cpp-lookup (one more minute). */
+const BASELINES = ['node-llama-cpp', 'node-llama-cpp-lookup', 'naive', 'trim-to-fit'] as const;
 type BaselineName = (typeof BASELINES)[number];
+const DEFAULT_BASELINES: readonly BaselineName[] = ['node-llama-cpp', 'naive', 'trim-to-fit'];
 
 const baselineList = z
   .string()
@@ -192,8 +194,9 @@ Options:
   --workload <name>  default (40 turns), long (200 turns) or summary (40 turns + a Summarize node)
   --turns <n>        number of turns instead of the workload's own (1..${MAX_TURNS})
   --threads <n>      CPU threads for every strategy (default 2)
-  --baselines <l>    comma-separated: node-llama-cpp, naive, trim-to-fit, or none (default: all;
-                     node-llama-cpp only when that package is installed)
+  --baselines <l>    comma-separated: node-llama-cpp, node-llama-cpp-lookup (node-llama-cpp with its own prompt-
+                     lookup predictor, like for like with ours' drafting), naive, trim-to-fit, or none (default:
+                     node-llama-cpp, naive, trim-to-fit; node-llama-cpp only when that package is installed)
   --json <file>      also write the full report as JSON
   --chart <file>     where to write the SVG chart (default bench-results/bench-<workload>.svg)
   --order <o>        sequential (default: one strategy's whole conversation after the other) or
@@ -332,7 +335,7 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
     const systemInfo = loadNativeAddon().systemInfo();
     const environment = await describeBenchEnvironment({ modelPath, workload, synthetic, systemInfo });
     const notes: string[] = [];
-    let baselines: readonly BaselineName[] = options.baselines ?? BASELINES;
+    let baselines: readonly BaselineName[] = options.baselines ?? DEFAULT_BASELINES;
     if (options.baselines === undefined && !(await NodeLlamaCppStrategy.isAvailable())) {
       baselines = baselines.filter((name) => name !== 'node-llama-cpp');
       notes.push('node-llama-cpp baseline skipped: the node-llama-cpp package is not installed (npm install --no-save node-llama-cpp@3.21.1)');
@@ -340,8 +343,8 @@ or point LLAMA_BENCH at a binary. Without it the column is skipped with a note.`
     const strategies: BenchStrategy[] = [new AgentStrategy({ name: 'ours', modelPath, workload, profileDecode: options.profile, contexts: options.contexts })];
     for (const baseline of baselines) {
       strategies.push(
-        baseline === 'node-llama-cpp'
-          ? new NodeLlamaCppStrategy({ modelPath, workload })
+        baseline === 'node-llama-cpp' || baseline === 'node-llama-cpp-lookup'
+          ? new NodeLlamaCppStrategy({ modelPath, workload, inputLookup: baseline === 'node-llama-cpp-lookup' })
           : new AgentStrategy({ name: baseline, modelPath, workload }),
       );
     }

@@ -63,7 +63,12 @@ export function generationRecord(
     input,
     reuse: { reused: timings.promptReused, evaluated: timings.promptEvaluated },
     ...(options.projection ? { projection: options.projection.diagnostics } : {}),
-    output: { text: options.outputText ?? result.text, tokens: result.tokens.length, stopReason: result.stopReason },
+    output: {
+      text: options.outputText ?? result.text,
+      tokens: result.tokens.length,
+      stopReason: result.stopReason,
+      ...(timings.draftedTokens !== undefined ? { draftedTokens: timings.draftedTokens, acceptedDraftTokens: timings.acceptedDraftTokens ?? 0 } : {}),
+    },
     timings: {
       promptMs: timings.promptMs,
       firstTokenMs: timings.firstTokenMs,
