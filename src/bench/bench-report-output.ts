@@ -106,7 +106,8 @@ export function renderReportText(report: BenchReport, options: { perTurn?: boole
       ),
     );
   }
-  const notes = [...report.notes, ...report.strategies.flatMap((result) => result.notes)];
+  // Once each: two strategies of one kind (node-llama-cpp with and without its predictor) carry the same notes.
+  const notes = [...new Set([...report.notes, ...report.strategies.flatMap((result) => result.notes)])];
   if (notes.length > 0) out.push('', ...notes.map((note) => `Note: ${note}`));
   return `${out.join('\n')}\n`;
 }
