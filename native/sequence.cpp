@@ -346,7 +346,11 @@ void Sequence::Fail(ErrorCode code, const std::string& message) {
   phase_ = Phase::kIdle;
   pendingToken_ = LLAMA_TOKEN_NULL;
   draft_.clear();
-  if (engine_.context() != nullptr) engine_.RefreshCellsUsed();
+  if (engine_.context() != nullptr) {
+    // A failure while the rows of a guess were being sampled: their cells go, so the cache is the mirror again.
+    DropUnkeptDraft();
+    engine_.RefreshCellsUsed();
+  }
   RequestCallbacks callbacks = std::move(callbacks_);
   callbacks_ = RequestCallbacks{};
   sampler_.reset();
