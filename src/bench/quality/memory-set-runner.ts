@@ -93,7 +93,9 @@ async function runConversation(
   const summarize = {
     name: 'summarize',
     type: 'Summarize',
-    params: { systemPrompt: SUMMARY_PROMPT, triggerTokens: 384, keepRecentTurns: 2, maxTokens: 96, contextSize: MEMORY_CONTEXT_SIZE },
+    // Greedy like the replies: without a temperature a Summarize node samples at the engine's default (0.8, a random
+    // seed), and such summaries made up customers ("John Doe, 555-1234") on Qwen2.5-1.5B and differed run to run.
+    params: { systemPrompt: SUMMARY_PROMPT, triggerTokens: 384, keepRecentTurns: 2, maxTokens: 96, contextSize: MEMORY_CONTEXT_SIZE, ...REPLY_SAMPLING },
     exits: { default: null },
   };
   const agent = await session.createAgent({
