@@ -56,7 +56,7 @@ export const embeddingContextOptionsSchema = z
  * Measured on SmolLM2-135M, 2 CPU threads (docs/NOTES.md): see the README's speed tables.
  */
 export const DEFAULT_DRAFT_TOKENS = 8;
-/** The native side's bound: a guess longer than this costs more rows than a repeat usually saves. */
+/** The bound native/context.cpp also checks (the two must agree): a sanity limit, not a tuned figure. */
 export const MAX_DRAFT_TOKENS = 256;
 
 /** Built from the one table of sampling ranges (sampling-ranges.ts), which graph nodes use too. */
