@@ -70,12 +70,31 @@ export const DEFAULT_SUMMARY_INSTRUCTIONS =
   'concise summary: where the scene is, who said what that matters, what was agreed, what is still open. ' +
   'Answer with the summary only.';
 
-/** The messages a Summarize node sends: its instructions as system, the previous summary and transcript as user. */
+/**
+ * Closing line of the request. It comes after the transcript because a model reads a transcript that ends on a
+ * dialogue line as a conversation to continue: measured on Qwen2.5-1.5B-Instruct (memory set, docs/NOTES.md), the
+ * third summary of a conversation answered the last customer line ("It seems like you're having trouble…") and lost
+ * every fact the first two had kept.
+ */
+const SUMMARY_REQUEST = 'Now write the summary of this dialogue as instructed. Answer with the summary only.';
+/** The same for a summary that extends a previous one: nothing the previous summary kept may fall out. */
+const SUMMARY_UPDATE_REQUEST =
+  'Now write the new summary as instructed: the previous summary with this dialogue merged in, keeping every fact ' +
+  'of the previous summary. Answer with the summary only.';
+
+/**
+ * The messages a Summarize node sends: its instructions as system; as user, the previous summary, the transcript
+ * between markers (so its last line reads as data, not as a line to answer) and the request.
+ */
 export function buildSummaryMessages(plan: SummaryPlan, instructions: string = DEFAULT_SUMMARY_INSTRUCTIONS): ChatMessage[] {
   const previous = plan.previousSummary === null ? '' : `Previous summary:\n${plan.previousSummary}\n\n`;
+  const request = plan.previousSummary === null ? SUMMARY_REQUEST : SUMMARY_UPDATE_REQUEST;
   return [
     { role: 'system', content: instructions.trim() === '' ? DEFAULT_SUMMARY_INSTRUCTIONS : instructions },
-    { role: 'user', content: `${previous}Dialogue to add (turns ${plan.fromTurn}–${plan.throughTurn}):\n${plan.transcript}` },
+    {
+      role: 'user',
+      content: `${previous}Dialogue to add (turns ${plan.fromTurn}–${plan.throughTurn}):\n${plan.transcript}\n[End of dialogue]\n\n${request}`,
+    },
   ];
 }
 

@@ -42,6 +42,23 @@ describe('rolling summary scheduling', () => {
     expect(messages[1]!.content).not.toContain('line 6');
   });
 
+  it('ends the request with what to write, after the transcript, so the last dialogue line reads as data', () => {
+    const dialog = dialogOf(6);
+    const first = planRollingSummary(dialog, { triggerTokens: 1, keepRecentTurns: 2 }, countWords)!;
+    const opening = buildSummaryMessages(first)[1]!.content;
+    // The transcript is closed by a marker and followed by the request, never the other way round.
+    expect(opening.indexOf('User: line 3')).toBeLessThan(opening.indexOf('[End of dialogue]'));
+    expect(opening.trimEnd().endsWith('Answer with the summary only.')).toBe(true);
+    expect(opening).not.toContain('previous summary');
+    dialog.addSummary({ node: 'summarize', text: 'Brom sold a blade.', coversThroughTurn: first.throughTurn });
+    dialog.beginTurn('line 6');
+    dialog.beginTurn('line 7');
+    const extending = planRollingSummary(dialog, { triggerTokens: 1, keepRecentTurns: 2 }, countWords)!;
+    const update = buildSummaryMessages(extending)[1]!.content;
+    expect(update.startsWith('Previous summary:\nBrom sold a blade.')).toBe(true);
+    expect(update.slice(update.indexOf('[End of dialogue]'))).toContain('keeping every fact of the previous summary');
+  });
+
   it('a written summary is labelled as data in the system message and history starts after the covered turns', () => {
     const dialog = dialogOf(8);
     const plan = planRollingSummary(dialog, { triggerTokens: 10, keepRecentTurns: 3 }, countWords)!;
