@@ -62,8 +62,24 @@ function configure(buildDir, defs) {
 // Sequential /fast targets: make would not order them among themselves.
 function make(buildDir, targets, { fast }) {
   const jobs = process.env.LLAMA_DIALOG_JOBS ?? String(availableParallelism());
-  const batches = fast ? targets.map((t) => [`${t}/fast`]) : [targets];
-  for (const batch of batches) run('make', ['-C', buildDir, `-j${jobs}`, '--no-print-directory', ...batch]);
+  if (!fast) {
+    run('make', ['-C', buildDir, `-j${jobs}`, '--no-print-directory', ...targets]);
+    return;
+  }
+  for (const target of targets) {
+    scanHeaderDependencies(buildDir, target);
+    run('make', ['-C', buildDir, `-j${jobs}`, '--no-print-directory', `${target}/fast`]);
+  }
+}
+
+// A /fast target also skips the target's `depend` step, which merges the compilers' .d files into the make
+// rules; without it an edited header rebuilt nothing on the next incremental build (a stale addon object built
+// against an older native/sequence.h corrupted the heap). So run that step first, as the full target would.
+function scanHeaderDependencies(buildDir, target) {
+  const makefile = readFileSync(join(buildDir, 'Makefile'), 'utf8');
+  const rule = new RegExp(`^${target}/fast:\\n\\t\\$\\(MAKE\\) \\$\\(MAKESILENT\\) -f (\\S+) (\\S+)/build$`, 'm').exec(makefile);
+  if (!rule) throw new Error(`${join(buildDir, 'Makefile')}: no ${target}/fast rule; reconfigure by deleting ${buildDir}`);
+  run('make', ['-C', buildDir, '--no-print-directory', '-f', rule[1], `${rule[2]}/depend`]);
 }
 
 function readelfNeeded(file) {
