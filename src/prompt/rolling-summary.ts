@@ -84,7 +84,8 @@ const SUMMARY_UPDATE_REQUEST =
 
 /**
  * The messages a Summarize node sends: its instructions as system; as user, the previous summary, the transcript
- * between markers (so its last line reads as data, not as a line to answer) and the request.
+ * under its header and closed by `[End of dialogue]` (so its last line reads as data, not as a line to answer),
+ * then the request.
  */
 export function buildSummaryMessages(plan: SummaryPlan, instructions: string = DEFAULT_SUMMARY_INSTRUCTIONS): ChatMessage[] {
   const previous = plan.previousSummary === null ? '' : `Previous summary:\n${plan.previousSummary}\n\n`;
